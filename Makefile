@@ -1,0 +1,43 @@
+# codeyard — the two commands: `make serve` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+HOST   ?= 127.0.0.1
+PORT   ?= 8080
+DATA   ?= ./data
+# Test processes; the suite is sized for 2 cores.
+JOBS   ?= 2
+
+.PHONY: install serve test lint lock clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+serve: install
+	$(BIN)/codeyard serve --host $(HOST) --port $(PORT) --data-dir $(DATA)
+
+lint: install
+	$(BIN)/ruff check src tests bench
+
+test: install lint
+	rm -f .coverage .coverage.*
+	$(BIN)/coverage run -m pytest -n $(JOBS) $(PYTEST_ARGS)
+	$(BIN)/coverage combine -q
+	$(BIN)/coverage report
+
+# Regenerate the pinned versions from a fresh resolution of pyproject.toml.
+lock:
+	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
+	.lockenv/bin/python -m pip install -q --upgrade pip
+	.lockenv/bin/python -m pip install -q '.[dev]'
+	.lockenv/bin/python -m pip freeze --exclude-editable | grep -v '^codeyard' > constraints.txt
+	rm -rf .lockenv
+
+clean:
+	rm -rf $(VENV) .coverage .coverage.* .pytest_cache .ruff_cache

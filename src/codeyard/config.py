@@ -1,0 +1,94 @@
+"""Typed settings of one codeyard process, read from CODEYARD_* environment variables.
+
+These are the deployment settings (where data lives, which database, the external URL).
+Instance behaviour that admins change at run time lives in the database instead
+(`services.settings`, the `/application/settings` API).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+
+
+@dataclass(frozen=True)
+class Config:
+    data_dir: Path
+    database_url: str
+    base_url: str
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    root_password: str | None = None
+    root_token: str | None = None
+    # argon2id cost; the defaults are argon2-cffi's (RFC 9106 low-memory profile).
+    argon2_time_cost: int = 3
+    argon2_memory_kib: int = 65536
+    argon2_parallelism: int = 4
+    log_level: str = "info"
+
+    @property
+    def repositories_dir(self) -> Path:
+        return self.data_dir / "repositories"
+
+    @property
+    def uploads_dir(self) -> Path:
+        return self.data_dir / "uploads"
+
+    @property
+    def tmp_dir(self) -> Path:
+        return self.data_dir / "tmp"
+
+    def with_overrides(self, **changes) -> Config:
+        return replace(self, **changes)
+
+
+def sqlite_url(data_dir: Path) -> str:
+    return f"sqlite:///{(data_dir / 'codeyard.db').resolve()}"
+
+
+def load(env: dict[str, str] | None = None, **overrides) -> Config:
+    """Build the configuration from the environment; keyword overrides win (CLI flags)."""
+    env = os.environ if env is None else env
+    host = overrides.pop("host", None) or env.get("CODEYARD_HOST", DEFAULT_HOST)
+    port = int(overrides.pop("port", None) or env.get("CODEYARD_PORT", DEFAULT_PORT))
+    data_dir = Path(overrides.pop("data_dir", None) or env.get("CODEYARD_DATA_DIR", "./data")).resolve()
+    database_url = env.get("CODEYARD_DATABASE_URL") or sqlite_url(data_dir)
+    base_url = (env.get("CODEYARD_BASE_URL") or f"http://{host}:{port}").rstrip("/")
+    config = Config(
+        data_dir=data_dir,
+        database_url=database_url,
+        base_url=base_url,
+        host=host,
+        port=port,
+        root_password=env.get("CODEYARD_ROOT_PASSWORD") or None,
+        root_token=env.get("CODEYARD_ROOT_TOKEN") or None,
+        argon2_time_cost=int(env.get("CODEYARD_ARGON2_TIME_COST", 3)),
+        argon2_memory_kib=int(env.get("CODEYARD_ARGON2_MEMORY_KIB", 65536)),
+        argon2_parallelism=int(env.get("CODEYARD_ARGON2_PARALLELISM", 4)),
+        log_level=env.get("CODEYARD_LOG_LEVEL", "info"),
+    )
+    return config.with_overrides(**overrides) if overrides else config
+
+
+def to_env(config: Config) -> dict[str, str]:
+    """The environment that makes `load()` in another process return this configuration."""
+    env = {
+        "CODEYARD_HOST": config.host,
+        "CODEYARD_PORT": str(config.port),
+        "CODEYARD_DATA_DIR": str(config.data_dir),
+        "CODEYARD_DATABASE_URL": config.database_url,
+        "CODEYARD_BASE_URL": config.base_url,
+        "CODEYARD_ARGON2_TIME_COST": str(config.argon2_time_cost),
+        "CODEYARD_ARGON2_MEMORY_KIB": str(config.argon2_memory_kib),
+        "CODEYARD_ARGON2_PARALLELISM": str(config.argon2_parallelism),
+        "CODEYARD_LOG_LEVEL": config.log_level,
+    }
+    if config.root_password:
+        env["CODEYARD_ROOT_PASSWORD"] = config.root_password
+    if config.root_token:
+        env["CODEYARD_ROOT_TOKEN"] = config.root_token
+    return env

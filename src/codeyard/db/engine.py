@@ -1,0 +1,172 @@
+"""The engine, sessions and the fast read connection of one process.
+
+SQLite runs in WAL mode with foreign keys on. Transactions are begun explicitly: sessions made
+for writing start with BEGIN IMMEDIATE, so concurrent writers (several server workers, the job
+worker, git hooks) queue on the busy timeout instead of failing when a read lock is upgraded.
+
+`Database.fast_first` runs one prepared statement on a long-lived autocommit connection of the
+calling thread. It exists for the lookups done on every request (the token digest): checking a
+connection out of the pool, wrapping a statement in BEGIN/ROLLBACK and SQLAlchemy's execution
+machinery each cost more than the query itself (docs/ARCHITECTURE.md has the figures).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import namedtuple
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+WRITE_OPTION = "codeyard_write"
+
+
+def normalize_url(url: str) -> str:
+    """Accept postgres:// and postgresql:// URLs and run them through psycopg 3."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def make_engine(url: str) -> Engine:
+    url = normalize_url(url)
+    if make_url(url).get_backend_name() == "sqlite":
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=10)
+        _configure_sqlite(engine)
+        return engine
+    return create_engine(url, pool_size=10, max_overflow=20, pool_recycle=3600)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record):
+        # Take transaction control away from the sqlite3 module; `_on_begin` emits BEGIN itself.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection):
+        write = connection.get_execution_options().get(WRITE_OPTION)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+class Database:
+    def __init__(self, url: str):
+        self.url = normalize_url(url)
+        self.engine = make_engine(self.url)
+        self.is_sqlite = self.engine.dialect.name == "sqlite"
+        self._read_sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._write_sessions = sessionmaker(
+            self.engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
+        )
+        self._local = threading.local()
+        self._dbapi = self.engine.dialect.loaded_dbapi
+        self._prepared: dict = {}
+
+    def session(self, write: bool = True) -> Session:
+        """A new session; the caller commits or rolls back and closes it."""
+        return (self._write_sessions if write else self._read_sessions)()
+
+    @contextmanager
+    def transaction(self, write: bool = True) -> Iterator[Session]:
+        """A session whose work is committed when the block ends normally, rolled back otherwise."""
+        with self.session(write) as session, session.begin():
+            yield session
+
+    def fast_first(self, statement, params: dict):
+        """First row of a Core SELECT, prepared once, on this thread's raw autocommit connection."""
+        prepared = self._prepared.get(statement)
+        if prepared is None:
+            prepared = self._prepared[statement] = Prepared(statement, self.engine.dialect)
+        statement = prepared
+        connection = self._fast_connection()
+        try:
+            return statement.first(connection, params)
+        except self._dbapi.Error:
+            if not self._connection_lost(connection):
+                raise
+            # The server dropped the connection (restart, failover): reconnect once.
+            self._local.connection = None
+            return statement.first(self._fast_connection(), params)
+
+    def _fast_connection(self):
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self.engine.raw_connection()
+            if not self.is_sqlite:
+                # Outside any transaction, so that it never holds locks or an old snapshot.
+                connection.driver_connection.autocommit = True
+            self._local.connection = connection
+        return connection
+
+    @staticmethod
+    def _connection_lost(connection) -> bool:
+        try:
+            connection.cursor().execute("SELECT 1")
+            return False
+        except Exception:
+            connection.invalidate()
+            return True
+
+    def dispose(self) -> None:
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+        self.engine.dispose()
+
+
+class Prepared:
+    """A Core SELECT compiled once for a dialect and run on a raw DBAPI cursor.
+
+    SQLAlchemy's own bind and result processors are applied, so values come back exactly as
+    `Connection.execute` would return them (aware datetimes, booleans); rows are named tuples.
+    It costs a seventh of `Connection.execute` for the queries every request makes.
+    """
+
+    def __init__(self, statement, dialect):
+        compiled = statement.compile(dialect=dialect)
+        self.compiled = compiled
+        self.sql = compiled.string
+        self.positional = compiled.positional
+        self.bind_processors = {
+            name: bind.type.dialect_impl(dialect).bind_processor(dialect) for bind, name in compiled.bind_names.items()
+        }
+        self.bind_names = list(compiled.positiontup) if compiled.positional else list(self.bind_processors)
+        columns = list(statement.selected_columns)
+        processors = [column.type.dialect_impl(dialect).result_processor(dialect, None) for column in columns]
+        self.result_processors = [(index, processor) for index, processor in enumerate(processors) if processor is not None]
+        self.row_type = namedtuple("Row", [column.key for column in columns], rename=True)
+
+    def parameters(self, params: dict):
+        given = self.compiled.construct_params(params)
+        values = {}
+        for name in self.bind_names:
+            value = given[name]
+            processor = self.bind_processors[name]
+            values[name] = processor(value) if processor is not None and value is not None else value
+        return [values[name] for name in self.bind_names] if self.positional else values
+
+    def first(self, connection, params: dict):
+        cursor = connection.cursor()
+        try:
+            cursor.execute(self.sql, self.parameters(params))
+            row = cursor.fetchone()
+        finally:
+            cursor.close()
+        if row is None:
+            return None
+        values = list(row)
+        for index, processor in self.result_processors:
+            if values[index] is not None:
+                values[index] = processor(values[index])
+        return self.row_type._make(values)

@@ -1,0 +1,67 @@
+"""Declarative base, shared column types and the clock every table uses."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import JSON, DateTime, MetaData, TypeDecorator
+from sqlalchemy.orm import DeclarativeBase
+
+# Stable constraint names, so Alembic migrations read the same on SQLite and PostgreSQL.
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class UtcDateTime(TypeDecorator):
+    """A timestamp stored as naive UTC and read back as an aware UTC datetime, on every backend."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        return value.replace(tzinfo=dt.UTC)
+
+    def result_processor(self, dialect, coltype):
+        if dialect.name == "sqlite":
+            # SQLite hands back text; the C parser of the standard library is much faster than the
+            # regular expression SQLAlchemy's generic SQLite DATETIME uses.
+            def parse(value, _from=dt.datetime.fromisoformat, _utc=dt.UTC):
+                return None if value is None else _from(value).replace(tzinfo=_utc)
+
+            return parse
+        return super().result_processor(dialect, coltype)
+
+
+class JsonList(TypeDecorator):
+    """A JSON array column (SQLite stores it as text, PostgreSQL as json)."""
+
+    impl = JSON
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        return list(value) if value is not None else None
+
+    def process_result_value(self, value, dialect):
+        return list(value) if value is not None else []

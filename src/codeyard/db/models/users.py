@@ -1,0 +1,103 @@
+"""Who: users, the namespaces that hold projects, tokens that authenticate, and tombstones of deletions."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, func
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from .base import Base, UtcDateTime, utcnow
+
+# Tables keep AUTOINCREMENT on SQLite so a deleted row's id is never handed out again
+# (tombstones and webhook payloads refer to ids).
+NO_ID_REUSE = {"sqlite_autoincrement": True}
+
+
+class User(Base):
+    __tablename__ = "users"
+    __table_args__ = (NO_ID_REUSE,)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(255))
+    email: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(255))
+    password_digest: Mapped[str | None] = mapped_column(String(255))
+    state: Mapped[str] = mapped_column(String(16), default="active")
+    bio: Mapped[str | None] = mapped_column(String(255))
+    website_url: Mapped[str] = mapped_column(String(255), default="")
+    profnet: Mapped[str] = mapped_column(String(255), default="")
+    messenger: Mapped[str] = mapped_column(String(255), default="")
+    microblog: Mapped[str] = mapped_column(String(255), default="")
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    external: Mapped[bool] = mapped_column(Boolean, default=False)
+    projects_limit: Mapped[int] = mapped_column(Integer)
+    can_create_group: Mapped[bool] = mapped_column(Boolean, default=True)
+    sign_in_count: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
+    confirmed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    current_sign_in_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    last_sign_in_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+
+    namespace: Mapped[Namespace] = relationship(
+        primaryjoin="and_(Namespace.owner_id == User.id, Namespace.kind == 'user')",
+        uselist=False,
+        viewonly=True,
+    )
+
+    @property
+    def blocked(self) -> bool:
+        return self.state == "blocked"
+
+
+class Namespace(Base):
+    """Where projects live: a user's personal namespace (kind 'user') or a group (kind 'group')."""
+
+    __tablename__ = "namespaces"
+    __table_args__ = (NO_ID_REUSE,)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    path: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(255))
+    kind: Mapped[str] = mapped_column(String(8))
+    owner_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    description: Mapped[str] = mapped_column(String(2000), default="")
+    visibility_level: Mapped[int] = mapped_column(Integer, default=20)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
+
+    owner: Mapped[User | None] = relationship(foreign_keys=[owner_id])
+
+
+# Usernames, e-mails and namespace paths are unique whatever their case.
+Index("uq_users_username_lower", func.lower(User.username), unique=True)
+Index("uq_users_email_lower", func.lower(User.email), unique=True)
+Index("uq_namespaces_path_lower", func.lower(Namespace.path), unique=True)
+
+
+class Token(Base):
+    """A credential stored as the SHA-256 digest of its secret: 'private' tokens and 'oauth' access tokens."""
+
+    __tablename__ = "tokens"
+    __table_args__ = (NO_ID_REUSE,)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+
+
+class Tombstone(Base):
+    """Remembers a deleted object, so that a repeated DELETE answers 200 instead of 404."""
+
+    __tablename__ = "tombstones"
+
+    kind: Mapped[str] = mapped_column(String(32), primary_key=True)
+    object_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    label: Mapped[str] = mapped_column(String(512), default="")
+    deleted_by_id: Mapped[int | None] = mapped_column(Integer)
+    deleted_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
