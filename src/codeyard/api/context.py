@@ -1,0 +1,139 @@
+"""What a handler sees of one request: parameters, the caller, a lazily opened database session."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.orm import Session
+
+from ..entities.common import View
+from ..errors import RecordNotFound
+from .params import parse_query
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from .routing import Route
+
+
+class Ctx:
+    """One request. Handlers read `args` (validated parameters), `actor` (the caller, a user row or
+    None), `project` (when a guard loaded it) and use `session`; they never see ASGI details.
+
+    The session's transaction is open from its first use to the end of the handler. An async
+    handler must therefore finish its awaits (password hashing, git) before it first touches
+    `session`: holding a SQLite write lock across an await would stall every other writer.
+    """
+
+    def __init__(self, rt: Runtime, scope: dict, route: Route, path_params: dict[str, str]):
+        self.rt = rt
+        self.scope = scope
+        self.route = route
+        self.method: str = scope["method"]
+        self.path_params = path_params
+        self.body: dict[str, Any] = {}
+        self.args: dict[str, Any] = {}
+        self.actor = None
+        self.private_token: str | None = None  # the private token that authenticated the caller
+        self.project = None
+        self.access = None  # the caller's access to `project`, set by the guard that loaded it
+        self._session: Session | None = None
+        self._closers: list = []
+        self._after_commit: list = []
+        self._headers: dict[str, str] | None = None
+        self._query: dict[str, Any] | None = None
+        self._view: View | None = None
+
+    # --- request data -------------------------------------------------------------------------
+
+    @property
+    def headers(self) -> dict[str, str]:
+        if self._headers is None:
+            self._headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in self.scope["headers"]}
+        return self._headers
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name)
+
+    @property
+    def query_string(self) -> str:
+        return self.scope.get("query_string", b"").decode("latin-1")
+
+    @property
+    def query(self) -> dict[str, Any]:
+        if self._query is None:
+            self._query = parse_query(self.query_string) if self.scope.get("query_string") else {}
+        return self._query
+
+    def raw_params(self) -> dict[str, Any]:
+        """Query < body < path captures, as Grape merges them."""
+        return {**self.query, **self.body, **self.path_params}
+
+    def param(self, name: str) -> Any:
+        """A raw parameter from the path, body or query (in that order of precedence)."""
+        for source in (self.path_params, self.body, self.query):
+            if name in source:
+                return source[name]
+        return None
+
+    @property
+    def raw_path(self) -> str:
+        raw = self.scope.get("raw_path")
+        return raw.decode("latin-1").split("?", 1)[0] if raw else self.scope["path"]
+
+    @property
+    def base_url(self) -> str:
+        return self.rt.config.base_url
+
+    def absolute_url(self, path: str) -> str:
+        return self.rt.config.base_url + path
+
+    @property
+    def view(self) -> View:
+        if self._view is None:
+            self._view = View(self.rt.config.base_url, self.rt.presentation.avatars_enabled())
+        return self._view
+
+    def path_int(self, name: str, not_found: type[Exception] = RecordNotFound) -> int:
+        """An integer path capture; anything else names nothing, so it is a 404."""
+        value = self.path_params.get(name, "")
+        if not (value.isascii() and value.isdigit()) or len(value) > 18:
+            raise not_found()
+        return int(value)
+
+    # --- the unit of work ---------------------------------------------------------------------
+
+    @property
+    def session(self) -> Session:
+        """This request's session; a write transaction for every verb but GET and HEAD."""
+        if self._session is None:
+            self._session = self.rt.db.session(write=self.method not in ("GET", "HEAD"))
+        return self._session
+
+    def commit(self) -> None:
+        if self._session is not None:
+            self._session.commit()
+        callbacks, self._after_commit = self._after_commit, []
+        for callback in callbacks:
+            callback()
+
+    def on_commit(self, callback) -> None:
+        """Run CALLBACK once this request's transaction has committed (file removal, cache drops)."""
+        self._after_commit.append(callback)
+
+    def rollback(self) -> None:
+        self._after_commit.clear()
+        if self._session is not None:
+            self._session.rollback()
+
+    def on_close(self, closer) -> None:
+        self._closers.append(closer)
+
+    async def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+        for closer in self._closers:
+            result = closer()
+            if hasattr(result, "__await__"):
+                await result
+        self._closers.clear()

@@ -1,0 +1,88 @@
+"""The OpenAPI 3 document, generated from the declared routes so that it lists every endpoint."""
+
+from __future__ import annotations
+
+import re
+
+from .routing import Route
+
+SEGMENT = re.compile(r"[:*](\w+)")
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {"message": {"oneOf": [{"type": "string"}, {"type": "object"}]}},
+    "required": ["message"],
+}
+
+
+def document(routes: list[Route], base_url: str) -> dict:
+    paths: dict[str, dict] = {}
+    for route in routes:
+        path = SEGMENT.sub(r"{\1}", route.template)
+        paths.setdefault(path, {})[route.method.lower()] = _operation(route)
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "codeyard API", "version": "v3"},
+        "servers": [{"url": base_url}],
+        "paths": dict(sorted(paths.items())),
+        "components": {
+            "schemas": {"Error": ERROR_SCHEMA},
+            "securitySchemes": {
+                "privateTokenHeader": {"type": "apiKey", "in": "header", "name": "PRIVATE-TOKEN"},
+                "privateTokenQuery": {"type": "apiKey", "in": "query", "name": "private_token"},
+                "oauthBearer": {"type": "http", "scheme": "bearer"},
+            },
+        },
+    }
+
+
+def _operation(route: Route) -> dict:
+    parameters = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}} for name in route.path_params
+    ]
+    body_params = []
+    for param in route.params:
+        if param.name in route.path_params:
+            continue
+        in_query = param.location == "query" or (param.location is None and route.method in ("GET", "DELETE"))
+        if in_query:
+            parameters.append(
+                {"name": param.name, "in": "query", "required": param.required, "schema": param.schema(), "description": param.doc}
+            )
+        else:
+            body_params.append(param)
+    if route.paginated:
+        parameters += [
+            {"name": "page", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1}},
+            {"name": "per_page", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+        ]
+    operation: dict = {
+        "operationId": f"{route.method.lower()}_{route.handler.__name__}",
+        "summary": route.summary,
+        "parameters": parameters,
+        "responses": _responses(route),
+    }
+    if body_params:
+        schema = {
+            "type": "object",
+            "properties": {param.name: {**param.schema(), "description": param.doc} for param in body_params},
+        }
+        if required := [param.name for param in body_params if param.required]:
+            schema["required"] = required
+        has_file = any(param.json_type == "file" for param in body_params)
+        content_types = ["multipart/form-data"] if has_file else ["application/json", "application/x-www-form-urlencoded"]
+        operation["requestBody"] = {"content": {ctype: {"schema": schema} for ctype in content_types}}
+    if route.auth == "none":
+        operation["security"] = []
+    return operation
+
+
+def _responses(route: Route) -> dict:
+    error = {"description": "Error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    responses = {str(route.success_status): {"description": "Success"}}
+    if route.auth == "required":
+        responses["401"] = {**error, "description": "Not authenticated"}
+    if route.admin or route.guards:
+        responses["403"] = {**error, "description": "Not permitted"}
+    if route.params:
+        responses["400"] = {**error, "description": "Missing or invalid parameters"}
+    return responses

@@ -1,0 +1,16 @@
+"""The route registries: `API` for /api/v3, `WEB` for paths outside it (OAuth, git, uploads)."""
+
+from __future__ import annotations
+
+from .routing import Registry, Route
+
+API = Registry(prefix="/api/v3")
+WEB = Registry(prefix="")
+
+
+def all_routes() -> list[Route]:
+    # Importing a module registers its routes.
+    from . import oauth  # noqa: F401
+    from .v3 import meta, namespaces, session, settings, users  # noqa: F401
+
+    return [*API.routes, *WEB.routes]

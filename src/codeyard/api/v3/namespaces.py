@@ -1,0 +1,17 @@
+"""`/namespaces`: where the caller may put projects (every namespace, for admins)."""
+
+from __future__ import annotations
+
+from ...entities.namespaces import namespace
+from ...services import namespaces
+from .. import paging
+from ..context import Ctx
+from ..params import Str
+from ..registry import API
+
+
+@API.get("/namespaces", paginated=True, summary="Namespaces of the caller (all, for admins)", params=(Str("search"),))
+def list_namespaces(ctx: Ctx):
+    window = paging.window(ctx)
+    total, rows = namespaces.visible_to(ctx.session, ctx.actor, ctx.args.get("search"), window.offset, window.limit)
+    return paging.Page([namespace(row) for row in rows], total, window)

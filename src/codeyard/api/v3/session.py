@@ -1,0 +1,38 @@
+"""`POST /session`: sign in with a password, get the user and a new private token."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+
+from ...entities import users as entities
+from ...errors import MissingParam, Unauthorized
+from ...services import credentials, signin, users
+from ..context import Ctx
+from ..params import Str
+from ..registry import API
+
+
+async def verified_user_id(ctx: Ctx, login: str, password: str) -> int:
+    """The id of the active user LOGIN names if PASSWORD is theirs; 401 otherwise."""
+    candidate = signin.login_candidate(ctx.rt.db, login)
+    digest = candidate.password_digest if candidate is not None else None
+    if not await run_in_threadpool(ctx.rt.passwords.verify, digest, password):
+        raise Unauthorized()
+    if candidate.state != "active":
+        raise Unauthorized()
+    return candidate.id
+
+
+@API.post(
+    "/session",
+    auth="none",
+    summary="Sign in with login (username) or email and password",
+    params=(Str("login"), Str("email"), Str("password", required=True)),
+)
+async def create_session(ctx: Ctx):
+    login = ctx.args.get("email") or ctx.args.get("login")
+    if not login:
+        raise MissingParam("login")
+    user_id = await verified_user_id(ctx, login, ctx.args["password"])
+    user, _token, secret = signin.complete_sign_in(ctx.session, user_id, credentials.PRIVATE, "session")
+    return entities.user_login(user, ctx.view, users.can_create_project(ctx.session, user), secret)

@@ -1,0 +1,49 @@
+"""`/application/settings`: the instance settings, admin only."""
+
+from __future__ import annotations
+
+from ...entities.settings import application_settings
+from ...services import settings
+from ..context import Ctx
+from ..params import Bool, Choice, Int, IntList, Str, StrList, Url
+from ..registry import API
+
+LEVELS = settings.VISIBILITY_LEVELS
+DOMAIN = r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+"
+
+SETTINGS_PARAMS = (
+    Int("default_projects_limit", minimum=0, doc="Projects a new user may create in their namespace"),
+    Bool("signup_enabled"),
+    Bool("signin_enabled", doc="Sign-in with a password (POST /session, POST /oauth/token)"),
+    Bool("avatarservice_enabled", aliases=("gravatar_enabled",), doc="Show avatars from the external avatar service"),
+    Str("sign_in_text", max_length=10000, nullable=True),
+    Url("home_page_url", nullable=True),
+    Choice("default_branch_protection", settings.BRANCH_PROTECTION_LEVELS, doc="0 none, 1 developers may push, 2 masters only"),
+    Bool("socialnetwork_sharing_enabled", aliases=("twitter_sharing_enabled",)),
+    IntList("restricted_visibility_levels", choices=LEVELS, item_message="'{value}' is not a valid visibility level"),
+    Int("max_attachment_size", minimum=1, doc="Megabytes"),
+    Int("session_expire_delay", minimum=0, doc="Minutes a sign-in token lives (0: until revoked)"),
+    Choice("default_project_visibility", LEVELS),
+    Choice("default_snippet_visibility", LEVELS),
+    Choice("default_group_visibility", LEVELS),
+    StrList(
+        "restricted_signup_domains",
+        aliases=("domain_whitelist",),
+        item_pattern=DOMAIN,
+        item_message="'{value}' is not a valid domain",
+    ),
+    Bool("user_oauth_applications"),
+    Url("after_sign_out_path", nullable=True),
+)
+
+
+@API.get("/application/settings", admin=True, summary="The application settings")
+def get_settings(ctx: Ctx):
+    return application_settings(settings.load(ctx.session))
+
+
+@API.put("/application/settings", admin=True, summary="Change application settings", params=SETTINGS_PARAMS)
+def update_settings(ctx: Ctx):
+    row = settings.update(ctx.session, ctx.args)
+    ctx.on_commit(ctx.rt.presentation.invalidate)
+    return application_settings(row)

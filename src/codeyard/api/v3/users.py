@@ -1,0 +1,140 @@
+"""Users: the caller, the directory, and admin management (create, edit, block, delete)."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+
+from ...entities import users as entities
+from ...entities.common import iso
+from ...errors import NotFound
+from ...services import users
+from .. import paging
+from ..context import Ctx
+from ..params import Bool, Email, Int, Str
+from ..registry import API
+
+NAME = Str("name", max_length=255, doc="Display name")
+USERNAME = Str("username", max_length=255, strip=True)
+EMAIL = Email("email")
+PASSWORD = Str("password", min_length=8, max_length=128)
+PROFILE_PARAMS = (
+    Str("bio", max_length=255, nullable=True),
+    Str("website_url", max_length=255, nullable=True),
+    Str("profnet", max_length=255, aliases=("linkedin",), nullable=True, doc="Professional network handle"),
+    Str("messenger", max_length=255, aliases=("skype",), nullable=True, doc="Messenger handle"),
+    Str("microblog", max_length=255, aliases=("twitter",), nullable=True, doc="Microblog handle"),
+    Int("projects_limit", minimum=0),
+    Bool("can_create_group"),
+    Bool("admin", doc="Make the user an administrator"),
+    Bool("external", doc="External users see only projects they are members of"),
+)
+
+
+CREATE_PARAMS = (EMAIL.as_required(), PASSWORD.as_required(), NAME.as_required(), USERNAME.as_required(), *PROFILE_PARAMS)
+
+
+def fields_from(args: dict) -> dict:
+    fields = {key: value for key, value in args.items() if key not in ("password", "admin")}
+    for key in ("profnet", "messenger", "microblog", "website_url"):
+        if key in fields and fields[key] is None:
+            fields[key] = ""
+    if "admin" in args:
+        fields["is_admin"] = args["admin"]
+    return fields
+
+
+def _full(ctx: Ctx, user) -> dict:
+    return entities.user_full(user, ctx.view, users.can_create_project(ctx.session, user))
+
+
+async def _password_digest(ctx: Ctx) -> str | None:
+    password = ctx.args.get("password")
+    return await run_in_threadpool(ctx.rt.passwords.hash, password) if password else None
+
+
+@API.get("/user", summary="The authenticated user, with the private token it used")
+def current_user(ctx: Ctx):
+    can_create = users.caller_can_create_project(ctx.rt.db, ctx.actor)
+    return entities.user_login(ctx.actor, ctx.view, can_create, ctx.private_token)
+
+
+@API.get(
+    "/users",
+    paginated=True,
+    summary="List users (full records for admins)",
+    params=(Str("search"), Str("username"), Bool("active")),
+)
+def list_users(ctx: Ctx):
+    window = paging.window(ctx)
+    total, found = users.search(
+        ctx.session,
+        text=ctx.args.get("search"),
+        username=ctx.args.get("username"),
+        active_only=ctx.args.get("active", False),
+        offset=window.offset,
+        limit=window.limit,
+    )
+    if ctx.actor.is_admin:
+        creatable = users.can_create_projects(ctx.session, found)
+        items = [entities.user_full(user, ctx.view, creatable[user.id]) for user in found]
+    else:
+        items = [entities.user_basic(user, ctx.view) for user in found]
+    return paging.Page(items, total, window)
+
+
+@API.get("/users/:id", summary="A single user")
+def get_user(ctx: Ctx):
+    user = users.get_record(ctx.session, ctx.path_int("id"))
+    if ctx.actor.is_admin:
+        return _full(ctx, user)
+    return entities.user(user, ctx.view)
+
+
+@API.post(
+    "/users",
+    admin=True,
+    summary="Create a user (admin)",
+    params=CREATE_PARAMS,
+)
+async def create_user(ctx: Ctx):
+    digest = await _password_digest(ctx)
+    return _full(ctx, users.create(ctx.session, fields_from(ctx.args), digest))
+
+
+@API.put(
+    "/users/:id",
+    admin=True,
+    summary="Edit a user (admin)",
+    params=(EMAIL, PASSWORD, NAME, USERNAME, *PROFILE_PARAMS),
+)
+async def update_user(ctx: Ctx):
+    user_id = ctx.path_int("id")
+    digest = await _password_digest(ctx)
+    user = users.get_record(ctx.session, user_id)
+    return _full(ctx, users.update(ctx.session, user, fields_from(ctx.args), digest))
+
+
+@API.delete("/users/:id", admin=True, summary="Delete a user with their personal projects (admin)")
+def delete_user(ctx: Ctx):
+    user_id = ctx.path_int("id", not_found=lambda: NotFound("User"))
+    user = ctx.session.get(users.User, user_id)
+    if user is None:
+        tombstone = users.tombstone(ctx.session, user_id)
+        if tombstone is None:
+            raise NotFound("User")
+        return {"id": user_id, "username": tombstone.label, "deleted_at": iso(tombstone.deleted_at)}
+    rendered = _full(ctx, user)
+    users.delete(ctx.session, user, ctx.actor.id)
+    return rendered
+
+
+@API.put("/users/:id/block", admin=True, summary="Block a user (admin); true when the state changed")
+def block_user(ctx: Ctx):
+    user = users.get(ctx.session, ctx.path_int("id", not_found=lambda: NotFound("User")))
+    return users.set_state(user, "blocked")
+
+
+@API.put("/users/:id/unblock", admin=True, summary="Unblock a user (admin); true when the state changed")
+def unblock_user(ctx: Ctx):
+    user = users.get(ctx.session, ctx.path_int("id", not_found=lambda: NotFound("User")))
+    return users.set_state(user, "active")

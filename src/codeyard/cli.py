@@ -1,0 +1,157 @@
+"""The `codeyard` command: serve, migrate, admin."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from . import config as config_module
+
+
+def _config(data_dir: str | None = None, **overrides) -> config_module.Config:
+    return config_module.load(data_dir=data_dir, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def _prepare(config: config_module.Config) -> None:
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    for directory in (config.repositories_dir, config.uploads_dir, config.tmp_dir):
+        directory.mkdir(parents=True, exist_ok=True)
+    from .db import migrate
+
+    migrate.upgrade(config.database_url)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """codeyard: self-hosted code hosting with a GitLab API v3 compatible JSON API."""
+
+
+@main.command()
+@click.option("--host", default=None, help="Address to listen on (default 127.0.0.1, env CODEYARD_HOST).")
+@click.option("--port", type=int, default=None, help="Port to listen on (default 8080, env CODEYARD_PORT).")
+@click.option("--data-dir", default=None, help="Where the database, repositories and uploads live (default ./data).")
+@click.option("--workers", type=int, default=1, show_default=True, help="Server processes.")
+def serve(host: str | None, port: int | None, data_dir: str | None, workers: int) -> None:
+    """Apply migrations, create the admin on first start, and serve HTTP."""
+    import uvicorn
+
+    config = _config(data_dir, host=host, port=port)
+    _prepare(config)
+    _announce_root(config)
+    os.environ.update(config_module.to_env(config))
+    click.echo(f"codeyard listening on http://{config.host}:{config.port} (external URL {config.base_url})")
+    uvicorn.run(
+        "codeyard.app:create_app",
+        factory=True,
+        host=config.host,
+        port=config.port,
+        workers=workers,
+        http="httptools",
+        loop="uvloop",
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        log_level=config.log_level,
+        timeout_graceful_shutdown=10,
+    )
+
+
+def _announce_root(config: config_module.Config) -> None:
+    from .runtime import Runtime
+    from .services.bootstrap import ensure_root
+
+    runtime = Runtime(config)
+    try:
+        with runtime.db.transaction() as session:
+            created = ensure_root(session, runtime.passwords, config.root_password, config.root_token)
+    finally:
+        runtime.close()
+    if created is None:
+        click.echo("Admin login: root (its token is shown only when created; `codeyard admin token root` issues a new one)")
+        return
+    click.echo("Created the admin user.")
+    click.echo(f"  login:    {created.username}")
+    click.echo(f"  password: {created.password or '(from CODEYARD_ROOT_PASSWORD)'}")
+    click.echo(f"  token:    {created.token or '(from CODEYARD_ROOT_TOKEN)'}")
+    click.echo("These are shown once; keep them.")
+
+
+@main.command()
+@click.option("--data-dir", default=None, help="Data directory (default ./data).")
+def migrate(data_dir: str | None) -> None:
+    """Apply the database migrations."""
+    config = _config(data_dir)
+    _prepare(config)
+    click.echo("Database is up to date.")
+
+
+@main.group()
+def admin() -> None:
+    """Administration: users and tokens."""
+
+
+@admin.command("create-user")
+@click.option("--username", required=True)
+@click.option("--email", required=True)
+@click.option("--name", required=True)
+@click.option("--password", default=None, help="Password (at least 8 characters); asked for when omitted.")
+@click.option("--admin", "is_admin", is_flag=True, help="Make the user an administrator.")
+@click.option("--data-dir", default=None, help="Data directory (default ./data).")
+def create_user(username: str, email: str, name: str, password: str | None, is_admin: bool, data_dir: str | None) -> None:
+    """Create a user."""
+    from .api.params import validate
+    from .api.v3.users import CREATE_PARAMS, fields_from
+    from .errors import CodeyardError
+    from .runtime import Runtime
+    from .services import users
+
+    if password is None:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    raw = {"username": username, "email": email, "name": name, "password": password, "admin": is_admin}
+    config = _config(data_dir)
+    _prepare(config)
+    runtime = Runtime(config)
+    try:
+        args = validate(CREATE_PARAMS, raw)
+        with runtime.db.transaction() as session:
+            user = users.create(session, fields_from(args), runtime.passwords.hash(password))
+            click.echo(f"Created user {user.username} (id {user.id}{', admin' if is_admin else ''}).")
+    except CodeyardError as error:
+        raise click.ClickException(_describe(error.message)) from None
+    finally:
+        runtime.close()
+
+
+@admin.command("token")
+@click.argument("username")
+@click.option("--name", default="cli", show_default=True, help="A label for the token.")
+@click.option("--data-dir", default=None, help="Data directory (default ./data).")
+def token(username: str, name: str, data_dir: str | None) -> None:
+    """Issue a new private token for USERNAME and print it."""
+    from .runtime import Runtime
+    from .services import credentials, users
+
+    config = _config(data_dir)
+    _prepare(config)
+    runtime = Runtime(config)
+    try:
+        with runtime.db.transaction() as session:
+            user = users.find_by_login(session, username)
+            if user is None:
+                raise click.ClickException(f"no user named {username}")
+            _token, secret = credentials.issue_token(session, user.id, credentials.PRIVATE, name)
+    finally:
+        runtime.close()
+    click.echo(secret)
+
+
+def _describe(message) -> str:
+    if isinstance(message, dict):
+        return "; ".join(f"{field} {', '.join(reasons)}" for field, reasons in message.items())
+    return str(message)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

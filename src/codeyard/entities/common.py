@@ -1,0 +1,24 @@
+"""What every entity needs: the timestamp format and the request's view of the instance."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+
+def iso(moment: dt.datetime | None) -> str | None:
+    """`2016-01-04T15:31:46.176Z` for UTC times; other zones keep their offset (git commit times)."""
+    if moment is None:
+        return None
+    text = moment.isoformat(timespec="milliseconds")
+    if moment.tzinfo is None:
+        return text + "Z"
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+@dataclass(frozen=True)
+class View:
+    """Instance facts an entity renders with: the external URL and whether avatars are shown."""
+
+    base_url: str
+    avatars: bool = True

@@ -1,0 +1,32 @@
+"""The application settings entity."""
+
+from __future__ import annotations
+
+from .common import iso
+
+
+def application_settings(row) -> dict:
+    return {
+        "id": row.id,
+        "default_projects_limit": row.default_projects_limit,
+        "signup_enabled": row.signup_enabled,
+        "signin_enabled": row.signin_enabled,
+        "avatarservice_enabled": row.avatarservice_enabled,
+        "sign_in_text": row.sign_in_text,
+        "created_at": iso(row.created_at),
+        "updated_at": iso(row.updated_at),
+        "home_page_url": row.home_page_url,
+        "default_branch_protection": row.default_branch_protection,
+        "socialnetwork_sharing_enabled": row.socialnetwork_sharing_enabled,
+        "restricted_visibility_levels": list(row.restricted_visibility_levels or []),
+        "max_attachment_size": row.max_attachment_size,
+        "session_expire_delay": row.session_expire_delay,
+        "default_project_visibility": row.default_project_visibility,
+        "default_snippet_visibility": row.default_snippet_visibility,
+        "default_group_visibility": row.default_group_visibility,
+        "restricted_signup_domains": list(row.restricted_signup_domains or []),
+        # GitLab 8.10's name of the same list, read by python-gitlab 1.4 when it saves settings.
+        "domain_whitelist": list(row.restricted_signup_domains or []),
+        "user_oauth_applications": row.user_oauth_applications,
+        "after_sign_out_path": row.after_sign_out_path,
+    }

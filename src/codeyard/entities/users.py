@@ -1,0 +1,89 @@
+"""User shapes: basic, build form (User), full (admins), login (the caller), member/author forms.
+
+Every function takes any object with the user's attributes: an ORM `User` or a row of the
+`users` table (the authenticated caller).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from .common import View, iso
+
+
+def avatar_url(user, view: View) -> str | None:
+    if not view.avatars or not user.email:
+        return None
+    digest = hashlib.md5(user.email.strip().lower().encode(), usedforsecurity=False).hexdigest()
+    host = "https://secure.gravatar.com" if view.base_url.startswith("https:") else "http://www.gravatar.com"
+    return f"{host}/avatar/{digest}?s=80&d=identicon"
+
+
+def web_url(user, view: View) -> str:
+    return f"{view.base_url}/u/{user.username}"
+
+
+def user_basic(user, view: View) -> dict:
+    return {
+        "name": user.name,
+        "username": user.username,
+        "id": user.id,
+        "state": user.state,
+        "avatar_url": avatar_url(user, view),
+        "web_url": web_url(user, view),
+    }
+
+
+def user(user, view: View) -> dict:
+    """The spec's build form: basic + created_at, is_admin, bio, the three handles, website_url."""
+    data = user_basic(user, view)
+    data.update(
+        created_at=iso(user.created_at),
+        is_admin=bool(user.is_admin),
+        bio=user.bio,
+        profnet=user.profnet,
+        messenger=user.messenger,
+        microblog=user.microblog,
+        website_url=user.website_url,
+    )
+    return data
+
+
+def user_full(subject, view: View, can_create_project: bool) -> dict:
+    data = user(subject, view)
+    data.update(
+        last_sign_in_at=iso(subject.last_sign_in_at),
+        confirmed_at=iso(subject.confirmed_at),
+        email=subject.email,
+        projects_limit=subject.projects_limit,
+        current_sign_in_at=iso(subject.current_sign_in_at),
+        identities=[],
+        can_create_group=bool(subject.can_create_group),
+        can_create_project=can_create_project,
+        two_factor_enabled=False,
+        external=bool(subject.external),
+    )
+    return data
+
+
+def user_login(subject, view: View, can_create_project: bool, private_token: str | None) -> dict:
+    """The caller's own record. Tokens are stored hashed, so `private_token` is the one the caller
+    authenticated with (or was just issued); it is absent when unknown (OAuth, sudo)."""
+    data = user_full(subject, view, can_create_project)
+    if private_token is not None:
+        data["private_token"] = private_token
+    return data
+
+
+def user_contact(subject, view: View) -> dict:
+    """Merge request author/assignee and team member form: id, username, email, name, state, created_at."""
+    return {
+        "id": subject.id,
+        "username": subject.username,
+        "email": subject.email,
+        "name": subject.name,
+        "state": subject.state,
+        "created_at": iso(subject.created_at),
+        "avatar_url": avatar_url(subject, view),
+        "web_url": web_url(subject, view),
+    }

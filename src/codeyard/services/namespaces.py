@@ -1,0 +1,19 @@
+"""Namespaces: the personal namespaces of users and the groups that hold projects."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..db.models import Namespace
+from ..db.queries import counted_page, matches_text
+
+
+def visible_to(session: Session, actor, search: str | None, offset: int, limit: int):
+    """(total, page) of the namespaces ACTOR may see: all for admins, else their own."""
+    query = select(Namespace)
+    if not actor.is_admin:
+        query = query.where(Namespace.owner_id == actor.id, Namespace.kind == "user")
+    if search:
+        query = query.where(matches_text(search, Namespace.path, Namespace.name))
+    return counted_page(session, query, offset, limit, Namespace.id)

@@ -1,0 +1,213 @@
+"""Users: create, change, block, delete, find; sign-in bookkeeping.
+
+Passwords reach these functions already hashed (`credentials.PasswordHasher`, run off the event
+loop by the caller). Every user owns a personal namespace whose path is the username.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ..db.engine import Database
+from ..db.models import Namespace, Tombstone, User, utcnow
+from ..db.queries import counted_page, matches_text
+from ..errors import Conflict, Invalid, NotFound, RecordNotFound
+from . import settings as settings_service
+
+NAMESPACE_PATTERN = re.compile(r"(?:[a-zA-Z0-9_.][a-zA-Z0-9_\-.]*[a-zA-Z0-9_\-]|[a-zA-Z0-9_])")
+NAMESPACE_MESSAGE = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.'."
+# Top-level paths the service itself answers; no user or group may take them.
+RESERVED_NAMESPACES = frozenset(
+    {
+        "-", "admin", "api", "assets", "ci", "dashboard", "explore", "favicon.ico", "files", "groups",
+        "health", "help", "hooks", "new", "oauth", "profile", "projects", "public", "robots.txt",
+        "s", "search", "snippets", "u", "uploads", "users",
+    }
+)  # fmt: skip
+
+# API parameter names of GitLab 8 for the three handles, accepted as aliases.
+HANDLE_ALIASES = {"profnet": "linkedin", "messenger": "skype", "microblog": "twitter"}
+PROFILE_FIELDS = ("name", "bio", "website_url", "profnet", "messenger", "microblog")
+ADMIN_FIELDS = ("projects_limit", "can_create_group", "is_admin", "external")
+
+USER_KIND = "user"
+
+
+def namespace_path_errors(path: str) -> list[str]:
+    errors = []
+    if not NAMESPACE_PATTERN.fullmatch(path):
+        errors.append(NAMESPACE_MESSAGE)
+    if path.lower() in RESERVED_NAMESPACES:
+        errors.append(f"{path} is a reserved name")
+    return errors
+
+
+def namespace_path_taken(session: Session, path: str, except_namespace_id: int | None = None) -> bool:
+    query = select(Namespace.id).where(func.lower(Namespace.path) == path.lower())
+    if except_namespace_id is not None:
+        query = query.where(Namespace.id != except_namespace_id)
+    return session.scalar(query.limit(1)) is not None
+
+
+def email_taken(session: Session, email: str, except_user_id: int | None = None) -> bool:
+    query = select(User.id).where(func.lower(User.email) == email.lower())
+    if except_user_id is not None:
+        query = query.where(User.id != except_user_id)
+    return session.scalar(query.limit(1)) is not None
+
+
+def get(session: Session, user_id: int) -> User:
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("User")
+    return user
+
+
+def get_record(session: Session, user_id: int) -> User:
+    """Like `get`, with GitLab's wording for a failed lookup by id ("404 Not found")."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise RecordNotFound()
+    return user
+
+
+def find_by_login(session: Session, login: str) -> User | None:
+    """The user whose username, or e-mail when LOGIN holds an @, is LOGIN (any case)."""
+    column = User.email if "@" in login else User.username
+    return session.scalar(select(User).where(func.lower(column) == login.lower()))
+
+
+def create(session: Session, fields: dict[str, Any], password_digest: str | None) -> User:
+    """A new active user with a personal namespace. FIELDS holds validated API values."""
+    settings = settings_service.load(session)
+    username, email = fields["username"], fields["email"]
+    errors: dict[str, list[str]] = {}
+    if path_errors := namespace_path_errors(username):
+        errors["username"] = path_errors
+    if not settings_service.email_domain_allowed(settings, email):
+        allowed = ", ".join(settings.restricted_signup_domains)
+        errors["email"] = [f"is not whitelisted. Email domains valid for registration are: {allowed}"]
+    if email_taken(session, email):
+        raise Conflict("Email has already been taken")
+    if namespace_path_taken(session, username):
+        raise Conflict("Username has already been taken")
+    if errors:
+        raise Invalid(errors)
+    now = utcnow()
+    user = User(
+        username=username,
+        email=email,
+        password_digest=password_digest,
+        projects_limit=settings.default_projects_limit,
+        confirmed_at=now,
+        created_at=now,
+        updated_at=now,
+    )
+    _assign(user, fields)
+    session.add(user)
+    session.flush()
+    session.add(Namespace(path=username, name=username, kind=USER_KIND, owner_id=user.id, created_at=now, updated_at=now))
+    session.flush()
+    return user
+
+
+def update(session: Session, user: User, fields: dict[str, Any], password_digest: str | None = None) -> User:
+    """Change a user; a new username renames the personal namespace with it."""
+    email, username = fields.get("email"), fields.get("username")
+    if email is not None and email_taken(session, email, except_user_id=user.id):
+        raise Conflict("Email has already been taken")
+    namespace = personal_namespace(session, user)
+    if username is not None and username != user.username:
+        if namespace_path_taken(session, username, except_namespace_id=namespace.id):
+            raise Conflict("Username has already been taken")
+        if path_errors := namespace_path_errors(username):
+            raise Invalid({"username": path_errors})
+        user.username = username
+        namespace.path = namespace.name = username
+    if email is not None:
+        user.email = email
+    if password_digest is not None:
+        user.password_digest = password_digest
+    _assign(user, fields)
+    session.flush()
+    return user
+
+
+def _assign(user: User, fields: dict[str, Any]) -> None:
+    for key in (*PROFILE_FIELDS, *ADMIN_FIELDS):
+        if key in fields:
+            value = fields[key]
+            setattr(user, key, value if value is not None or key == "bio" else "")
+
+
+def personal_namespace(session: Session, user) -> Namespace:
+    return session.scalars(select(Namespace).where(Namespace.owner_id == user.id, Namespace.kind == USER_KIND)).one()
+
+
+def set_state(user: User, state: str) -> bool:
+    """Block or activate; False when the user already was in that state."""
+    if user.state == state:
+        return False
+    user.state = state
+    return True
+
+
+def delete(session: Session, user: User, actor_id: int | None) -> None:
+    """Remove the user with their namespace and tokens; remember the deletion."""
+    session.add(Tombstone(kind=USER_KIND, object_id=user.id, label=user.username, deleted_by_id=actor_id))
+    session.delete(user)
+    session.flush()
+
+
+def tombstone(session: Session, user_id: int) -> Tombstone | None:
+    return session.get(Tombstone, (USER_KIND, user_id))
+
+
+def search(session: Session, *, text: str | None, username: str | None, active_only: bool, offset: int, limit: int):
+    """(total, page of users) matching the filters, oldest first."""
+    query = select(User)
+    if username:
+        query = query.where(func.lower(User.username) == username.lower())
+    if text:
+        query = query.where(matches_text(text, User.name, User.email, User.username))
+    if active_only:
+        query = query.where(User.state == "active")
+    return counted_page(session, query, offset, limit, User.id)
+
+
+def caller_can_create_project(db: Database, user) -> bool:
+    """`can_create_project` for the authenticated caller, without opening a session."""
+    return user.projects_limit > personal_project_count_fast(db, user.id)
+
+
+def personal_project_count_fast(db: Database, user_id: int) -> int:
+    # Projects arrive with the projects capability, which counts them here; until then there are none.
+    return 0
+
+
+def can_create_project(session: Session, user) -> bool:
+    """Whether the user's personal project limit leaves room for one more."""
+    return can_create_projects(session, [user])[user.id]
+
+
+def can_create_projects(session: Session, some_users) -> dict[int, bool]:
+    """`can_create_project` for several users in one query."""
+    counts = personal_project_counts(session, [user.id for user in some_users])
+    return {user.id: user.projects_limit > counts.get(user.id, 0) for user in some_users}
+
+
+def personal_project_counts(session: Session, user_ids: list[int]) -> dict[int, int]:
+    # Projects arrive with the projects capability, which counts them here; until then there are none.
+    return {}
+
+
+def record_sign_in(user: User, now: dt.datetime | None = None) -> None:
+    now = now or utcnow()
+    user.last_sign_in_at = user.current_sign_in_at or now
+    user.current_sign_in_at = now
+    user.sign_in_count = (user.sign_in_count or 0) + 1
