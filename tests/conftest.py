@@ -1,0 +1,171 @@
+"""Test infrastructure every capability reuses.
+
+- `backend_url`: a migrated database, SQLite always and PostgreSQL when one answers at
+  CODEYARD_TEST_POSTGRES_URL (each xdist worker in its own schema, dropped afterwards).
+  Tests that use the database run once per backend.
+- `rt`: the process runtime on that database, emptied before each test.
+- `api`: an in-process client (Starlette's TestClient); `live`: a real `codeyard serve` process
+  on a free loopback port sharing the same database and data directory.
+- `users`: creates users with tokens and passwords.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+
+import psycopg
+import pytest
+from sqlalchemy import text
+from starlette.testclient import TestClient
+
+from codeyard import config as config_module
+from codeyard.app import CodeyardApp, build_router
+from codeyard.db import migrate
+from codeyard.db.models import Base
+from codeyard.runtime import Runtime
+
+from .support import ApiClient, LiveServer, UserFactory
+
+DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+POSTGRES_URL = os.environ.get("CODEYARD_TEST_POSTGRES_URL", DEFAULT_POSTGRES)
+REQUIRE_POSTGRES = os.environ.get("CODEYARD_TEST_REQUIRE_POSTGRES") == "1"
+# Cheap argon2 for tests; the production cost is exercised by the hashing tests.
+TEST_HASH = {"argon2_time_cost": 1, "argon2_memory_kib": 1024, "argon2_parallelism": 1}
+
+
+def _postgres_reachable() -> bool:
+    try:
+        with psycopg.connect(_libpq(POSTGRES_URL), connect_timeout=3):
+            return True
+    except psycopg.Error:
+        return False
+
+
+def _libpq(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+HAVE_POSTGRES = _postgres_reachable()
+if REQUIRE_POSTGRES and not HAVE_POSTGRES:
+    raise pytest.UsageError(f"CODEYARD_TEST_REQUIRE_POSTGRES=1 but no PostgreSQL answers at {POSTGRES_URL}")
+BACKENDS = ["sqlite", "postgresql"] if HAVE_POSTGRES else ["sqlite"]
+
+
+def pytest_report_header(config):
+    return f"codeyard database backends: {', '.join(BACKENDS)}"
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend_url(request, tmp_path_factory):
+    """A migrated, empty database of one backend for this test session (and xdist worker)."""
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("sqlite") / "codeyard.db"
+        url = f"sqlite:///{path}"
+        migrate.upgrade(url)
+        yield url
+        return
+    schema = f"cy_test_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(_libpq(POSTGRES_URL), autocommit=True) as connection:
+        connection.execute(f'CREATE SCHEMA "{schema}"')
+    url = f"{POSTGRES_URL}{'&' if '?' in POSTGRES_URL else '?'}options=-csearch_path%3D{schema}"
+    try:
+        migrate.upgrade(url)
+        yield url
+    finally:
+        with psycopg.connect(_libpq(POSTGRES_URL), autocommit=True) as connection:
+            connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(scope="session")
+def session_config(backend_url, tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("data")
+    return config_module.Config(
+        data_dir=data_dir,
+        database_url=backend_url,
+        base_url="http://testserver",
+        **TEST_HASH,
+    )
+
+
+@pytest.fixture(scope="session")
+def session_runtime(session_config):
+    runtime = Runtime(session_config)
+    yield runtime
+    runtime.close()
+
+
+def empty_database(runtime: Runtime) -> None:
+    tables = [table.name for table in reversed(Base.metadata.sorted_tables)]
+    with runtime.db.engine.begin() as connection:
+        if runtime.db.is_sqlite:
+            for table in tables:
+                connection.execute(text(f'DELETE FROM "{table}"'))
+            connection.execute(text("DELETE FROM sqlite_sequence"))
+        else:
+            connection.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
+
+
+def empty_data_dir(config: config_module.Config) -> None:
+    for child in config.data_dir.iterdir() if config.data_dir.exists() else ():
+        if child.is_dir():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+    for directory in (config.repositories_dir, config.uploads_dir, config.tmp_dir):
+        directory.mkdir(parents=True, exist_ok=True)
+
+
+@pytest.fixture
+def rt(session_runtime):
+    """The runtime, with an empty database and data directory."""
+    empty_database(session_runtime)
+    empty_data_dir(session_runtime.config)
+    session_runtime.presentation.invalidate()
+    return session_runtime
+
+
+@pytest.fixture(scope="session")
+def _test_client(session_runtime):
+    app = CodeyardApp(session_runtime, build_router(), owns_runtime=False)
+    with TestClient(app, base_url="http://testserver", raise_server_exceptions=False) as client:
+        yield client
+
+
+@pytest.fixture
+def api(rt, _test_client) -> ApiClient:
+    """In-process client of /api/v3; `api.as_(user)` sends that user's token."""
+    return ApiClient(_test_client)
+
+
+@pytest.fixture
+def users(rt) -> UserFactory:
+    return UserFactory(rt)
+
+
+@pytest.fixture
+def admin(users):
+    return users.create(admin=True, username="sysadmin")
+
+
+@pytest.fixture(scope="session")
+def live_server(session_config, tmp_path_factory):
+    server = LiveServer(session_config, tmp_path_factory.mktemp("live-logs"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def live(rt, live_server) -> LiveServer:
+    """A real server process on a free loopback port, sharing this test's (emptied) database."""
+    live_server.check_alive()
+    return live_server
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "live" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.live)
+

@@ -1,0 +1,122 @@
+"""Storage: migrations are the schema, the fast path reads what SQLAlchemy reads, SQLite settings."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+
+import psycopg
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import inspect, select
+
+from codeyard.api.auth import USER_BY_TOKEN
+from codeyard.db import migrate
+from codeyard.db.engine import Database
+from codeyard.db.models import Base
+from codeyard.services import credentials
+
+from ..conftest import BACKENDS, POSTGRES_URL, _libpq
+
+
+@pytest.fixture(params=BACKENDS)
+def fresh_url(request, tmp_path):
+    """An empty database (no tables at all) of each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'fresh.db'}"
+        return
+    schema = f"cy_fresh_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(_libpq(POSTGRES_URL), autocommit=True) as connection:
+        connection.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(_libpq(POSTGRES_URL), autocommit=True) as connection:
+            connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.mark.filterwarnings("ignore:autogenerate skipping metadata-specified expression-based index")
+@pytest.mark.filterwarnings("ignore:Skipped unsupported reflection of expression-based index")
+def test_migrations_create_exactly_the_models(fresh_url):
+    migrate.upgrade(fresh_url)
+    db = Database(fresh_url)
+    try:
+        with db.engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            assert compare_metadata(context, Base.metadata) == []
+        assert migrate.current_revision(db.engine) == migrate.head_revision()
+    finally:
+        db.dispose()
+
+
+def test_migrations_downgrade_and_upgrade_again(fresh_url):
+    migrate.upgrade(fresh_url)
+    migrate.downgrade(fresh_url, "base")
+    db = Database(fresh_url)
+    try:
+        assert set(inspect(db.engine).get_table_names()) <= {"alembic_version"}
+    finally:
+        db.dispose()
+    migrate.upgrade(fresh_url)
+
+
+def test_fast_path_reads_what_sqlalchemy_reads(rt, users):
+    alice = users.create("alice", bio="hi")
+    digest = credentials.digest(alice.token)
+    fast = rt.db.fast_first(USER_BY_TOKEN, {"digest": digest, "kind": "private"})
+    with rt.db.session() as session:
+        slow = session.execute(USER_BY_TOKEN, {"digest": digest, "kind": "private"}).one()
+    assert tuple(fast) == tuple(slow)
+    assert fast.created_at.tzinfo is not None and fast.is_admin is False and fast.username == "alice"
+    assert rt.db.fast_first(USER_BY_TOKEN, {"digest": "0" * 64, "kind": "private"}) is None
+
+
+def test_fast_path_reconnects_after_losing_its_connection(rt, users):
+    alice = users.create("alice")
+    params = {"digest": credentials.digest(alice.token), "kind": "private"}
+    assert rt.db.fast_first(USER_BY_TOKEN, params) is not None
+    rt.db._local.connection.driver_connection.close()
+    assert rt.db.fast_first(USER_BY_TOKEN, params).username == "alice"
+
+
+def test_sqlite_runs_in_wal_mode_with_foreign_keys(rt):
+    if not rt.db.is_sqlite:
+        pytest.skip("SQLite only")
+    with rt.db.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_sqlite_write_sessions_take_the_write_lock_at_once(rt):
+    if not rt.db.is_sqlite:
+        pytest.skip("SQLite only")
+    path = rt.db.engine.url.database
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        with rt.db.session(write=False) as reader:
+            reader.execute(select(1))
+            other.execute("BEGIN IMMEDIATE")  # a reader does not block writers
+            other.execute("ROLLBACK")
+        with rt.db.session(write=True) as writer:
+            writer.execute(select(1))
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                other.execute("BEGIN IMMEDIATE")
+    finally:
+        other.close()
+
+
+def test_usernames_emails_and_paths_are_unique_whatever_the_case(rt, users):
+    from sqlalchemy.exc import IntegrityError
+
+    from codeyard.db.models import Namespace, User
+
+    users.create("alice")
+    for row in (
+        User(username="ALICE", email="other@example.com", name="x", projects_limit=1),
+        User(username="other", email="ALICE@example.com", name="x", projects_limit=1),
+        Namespace(path="Alice", name="x", kind="group"),
+    ):
+        with rt.db.session() as session, pytest.raises(IntegrityError):
+            session.add(row)
+            session.flush()

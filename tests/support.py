@@ -1,0 +1,162 @@
+"""Helpers shared by the tests: an API client wrapper, a user factory, a live server process."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from codeyard import config as config_module
+from codeyard.runtime import Runtime
+from codeyard.services import credentials
+from codeyard.services import users as user_service
+
+DEFAULT_PASSWORD = "correct-horse-battery"
+
+
+@dataclass(frozen=True)
+class TestUser:
+    id: int
+    username: str
+    email: str
+    name: str
+    password: str
+    token: str
+    is_admin: bool = False
+
+    __test__ = False  # not a test class
+
+
+class UserFactory:
+    _counter = itertools.count(1)
+
+    def __init__(self, rt: Runtime):
+        self.rt = rt
+
+    def create(
+        self,
+        username: str | None = None,
+        *,
+        admin: bool = False,
+        password: str = DEFAULT_PASSWORD,
+        state: str = "active",
+        **fields,
+    ) -> TestUser:
+        number = next(self._counter)
+        username = username or f"user{number}"
+        email = fields.pop("email", f"{username}@example.com")
+        name = fields.pop("name", f"User {username}")
+        digest = self.rt.passwords.hash(password)
+        with self.rt.db.transaction() as session:
+            user = user_service.create(
+                session,
+                {"username": username, "email": email, "name": name, "is_admin": admin, **fields},
+                digest,
+            )
+            user.state = state
+            _token, secret = credentials.issue_token(session, user.id, name="test")
+            user_id = user.id
+        return TestUser(user_id, username, email, name, password, secret, admin)
+
+
+class ApiClient:
+    """Requests to /api/v3 as one caller (or anonymously)."""
+
+    def __init__(self, client, token: str | None = None, prefix: str = "/api/v3"):
+        self.client = client
+        self.token = token
+        self.prefix = prefix
+
+    def as_(self, who) -> ApiClient:
+        token = who if isinstance(who, str) or who is None else who.token
+        return ApiClient(self.client, token, self.prefix)
+
+    @property
+    def anonymous(self) -> ApiClient:
+        return ApiClient(self.client, None, self.prefix)
+
+    def request(self, method: str, path: str, headers: dict | None = None, **kwargs) -> httpx.Response:
+        headers = dict(headers or {})
+        if self.token is not None:
+            headers.setdefault("PRIVATE-TOKEN", self.token)
+        url = path if path.startswith(("http://", "https://")) else self.prefix + path
+        return self.client.request(method, url, headers=headers, **kwargs)
+
+    def get(self, path: str, **kwargs) -> httpx.Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs) -> httpx.Response:
+        return self.request("POST", path, **kwargs)
+
+    def put(self, path: str, **kwargs) -> httpx.Response:
+        return self.request("PUT", path, **kwargs)
+
+    def delete(self, path: str, **kwargs) -> httpx.Response:
+        return self.request("DELETE", path, **kwargs)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LiveServer:
+    """`python -m codeyard serve` on a free loopback port, sharing the tests' database and data dir."""
+
+    def __init__(self, config: config_module.Config, log_dir: Path):
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.config = config.with_overrides(port=self.port, base_url=self.base_url, host="127.0.0.1")
+        self.log_path = log_dir / "server.log"
+        self.process: subprocess.Popen | None = None
+        self.http = httpx.Client(base_url=self.base_url, timeout=30)
+
+    @property
+    def api(self) -> ApiClient:
+        return ApiClient(self.http)
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, **config_module.to_env(self.config), "CODEYARD_LOG_LEVEL": "warning"}
+
+    def start(self) -> None:
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "codeyard", "serve", "--host", "127.0.0.1", "--port", str(self.port),
+             "--data-dir", str(self.config.data_dir)],
+            env=self.env(), stdout=log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            self.check_alive()
+            try:
+                if self.http.get("/-/health").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"live server did not start; log:\n{self.log()}")
+            time.sleep(0.1)
+
+    def check_alive(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            raise RuntimeError(f"live server is not running; log:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self) -> None:
+        self.http.close()
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()

@@ -1,0 +1,112 @@
+"""The `codeyard` command: help everywhere, migrate, admin commands, first-start bootstrap."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from codeyard.db.engine import Database
+from codeyard.db.models import Token, User
+from codeyard.services import credentials
+
+from .support import free_port
+
+COMMANDS = [[], ["serve"], ["migrate"], ["admin"], ["admin", "create-user"], ["admin", "token"]]
+
+
+def run(args, data_dir, env=None, **kwargs):
+    environment = {**os.environ, "CODEYARD_ARGON2_MEMORY_KIB": "1024", "CODEYARD_ARGON2_TIME_COST": "1",
+                   "CODEYARD_ARGON2_PARALLELISM": "1", **(env or {})}
+    environment.pop("CODEYARD_DATABASE_URL", None)
+    environment["CODEYARD_DATA_DIR"] = str(data_dir)
+    return subprocess.run([sys.executable, "-m", "codeyard", *args], env=environment, capture_output=True, text=True, **kwargs)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "codeyard")
+def test_every_command_has_help(command, tmp_path):
+    result = run([*command, "--help"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Usage:" in result.stdout
+
+
+def test_migrate_create_user_and_token(tmp_path):
+    assert run(["migrate"], tmp_path).returncode == 0
+    created = run(["admin", "create-user", "--username", "eve", "--email", "eve@example.com", "--name", "Eve",
+                   "--password", "password123", "--admin"], tmp_path)
+    assert created.returncode == 0, created.stderr
+    assert "Created user eve" in created.stdout
+    duplicate = run(["admin", "create-user", "--username", "eve", "--email", "x@example.com", "--name", "E",
+                     "--password", "password123"], tmp_path)
+    assert duplicate.returncode != 0 and "already been taken" in duplicate.stderr
+    invalid = run(["admin", "create-user", "--username", "-x", "--email", "bad", "--name", "E", "--password", "short"], tmp_path)
+    assert invalid.returncode != 0 and "email" in invalid.stderr
+    issued = run(["admin", "token", "eve"], tmp_path)
+    assert issued.returncode == 0
+    secret = issued.stdout.strip()
+    db = Database(f"sqlite:///{tmp_path / 'codeyard.db'}")
+    try:
+        with db.session() as session:
+            user = session.query(User).filter_by(username="eve").one()
+            assert user.is_admin
+            assert session.query(Token).filter_by(user_id=user.id, digest=credentials.digest(secret)).count() == 1
+    finally:
+        db.dispose()
+    assert run(["admin", "token", "nobody"], tmp_path).returncode != 0
+
+
+def _serve(data_dir, port, env):
+    environment = {**os.environ, **env, "CODEYARD_DATA_DIR": str(data_dir), "CODEYARD_LOG_LEVEL": "warning"}
+    environment.pop("CODEYARD_DATABASE_URL", None)
+    return subprocess.Popen([sys.executable, "-m", "codeyard", "serve", "--port", str(port)], env=environment,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_for(process, url):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stdout.read()
+        try:
+            if httpx.get(url + "/-/health").status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    raise AssertionError("server did not start")
+
+
+def test_first_start_creates_root_once(tmp_path):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {"CODEYARD_ROOT_PASSWORD": "first-password", "CODEYARD_ROOT_TOKEN": "firsttoken0123456789"}
+    for attempt, extra in enumerate([env, {"CODEYARD_ROOT_PASSWORD": "second-password", "CODEYARD_ROOT_TOKEN": "other"}]):
+        process = _serve(tmp_path, port, extra)
+        try:
+            _wait_for(process, url)
+            assert httpx.get(f"{url}/api/v3/user", headers={"PRIVATE-TOKEN": "firsttoken0123456789"}).json()["username"] == "root"
+            login = httpx.post(f"{url}/api/v3/session", json={"login": "root", "password": "first-password"})
+            assert login.status_code == 201 and login.json()["is_admin"] is True
+            assert httpx.get(f"{url}/api/v3/user", headers={"PRIVATE-TOKEN": "other"}).status_code == 401
+        finally:
+            process.terminate()
+            output = process.communicate(timeout=30)[0]
+        if attempt == 0:
+            assert "login:    root" in output
+        else:
+            assert "Created the admin user" not in output and "root" in output
+
+
+def test_first_start_prints_random_secrets(tmp_path):
+    port = free_port()
+    process = _serve(tmp_path, port, {})
+    try:
+        _wait_for(process, f"http://127.0.0.1:{port}")
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=30)[0]
+    lines = dict(line.strip().split(":", 1) for line in output.splitlines() if line.strip().startswith(("password:", "token:")))
+    token, password = lines["token"].strip(), lines["password"].strip()
+    assert len(token) == 20 and len(password) == 16

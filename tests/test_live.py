@@ -1,0 +1,80 @@
+"""A real server process driven over HTTP, by httpx and by python-gitlab 1.4.0 (API v3)."""
+
+from __future__ import annotations
+
+import gitlab
+import pytest
+
+
+def test_live_server_answers_the_api(live, users):
+    alice = users.create("alice")
+    response = live.api.as_(alice).get("/user")
+    assert response.status_code == 200
+    assert response.json()["username"] == "alice"
+    assert response.json()["web_url"] == f"{live.base_url}/u/alice"
+    assert live.api.anonymous.get("/user").status_code == 401
+
+
+def test_live_pagination_links_are_absolute(live, users, admin):
+    for i in range(3):
+        users.create(f"member{i}")
+    response = live.api.as_(admin).get("/users", params={"per_page": 2})
+    assert f'<{live.base_url}/api/v3/users?page=2&per_page=2>; rel="next"' in response.headers["link"]
+
+
+@pytest.fixture
+def gl(live, admin):
+    client = gitlab.Gitlab(live.base_url, private_token=admin.token, api_version="3")
+    client.auth()
+    return client
+
+
+def test_python_gitlab_token_auth_and_users(gl, users, admin):
+    assert gl.user.username == "sysadmin"
+    alice = users.create("alice")
+    everyone = gl.users.list(all=True)
+    assert {u.username for u in everyone} == {"sysadmin", "alice"}
+    created = gl.users.create({"email": "carol@example.com", "password": "password123", "username": "carol", "name": "Carol"})
+    assert created.id and created.username == "carol"
+    fetched = gl.users.get(alice.id)
+    assert fetched.username == "alice"
+    fetched.block()
+    assert gl.users.get(alice.id).state == "blocked"
+    fetched.unblock()
+    assert gl.users.get(alice.id).state == "active"
+    with pytest.raises(gitlab.GitlabCreateError) as caught:
+        gl.users.create({"email": "carol@example.com", "password": "password123", "username": "carol2", "name": "C"})
+    assert caught.value.response_code == 409
+    created.delete()
+    assert {u.username for u in gl.users.list(all=True)} == {"sysadmin", "alice"}
+
+
+def test_python_gitlab_password_auth(live, users):
+    alice = users.create("alice")
+    client = gitlab.Gitlab(live.base_url, email="alice", password=alice.password, api_version="3")
+    client.auth()
+    assert client.user.username == "alice"
+    assert client.private_token
+
+
+def test_python_gitlab_follows_pages(gl, users):
+    for i in range(25):
+        users.create(f"member{i:02d}")
+    names = [u.username for u in gl.users.list(all=True, per_page=10)]
+    assert len(names) == 26 and len(set(names)) == 26
+
+
+def test_python_gitlab_settings(gl):
+    settings = gl.settings.get()
+    assert settings.default_projects_limit == 10
+    settings.default_projects_limit = 42
+    settings.signup_enabled = False
+    settings.save()
+    again = gl.settings.get()
+    assert again.default_projects_limit == 42 and again.signup_enabled is False
+
+
+def test_python_gitlab_errors(live, users):
+    client = gitlab.Gitlab(live.base_url, private_token="wrong", api_version="3")
+    with pytest.raises(gitlab.GitlabAuthenticationError):
+        client.auth()
