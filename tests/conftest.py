@@ -26,7 +26,7 @@ from codeyard.db import migrate
 from codeyard.db.models import Base
 from codeyard.runtime import Runtime
 
-from .support import ApiClient, LiveServer, UserFactory
+from .support import ApiClient, LiveServer, ProjectFactory, UserFactory
 
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 POSTGRES_URL = os.environ.get("CODEYARD_TEST_POSTGRES_URL", DEFAULT_POSTGRES)
@@ -109,6 +109,8 @@ def empty_database(runtime: Runtime) -> None:
 
 def empty_data_dir(config: config_module.Config) -> None:
     for child in config.data_dir.iterdir() if config.data_dir.exists() else ():
+        if child == config.secret_key_path:
+            continue
         if child.is_dir():
             shutil.rmtree(child)
         else:
@@ -142,6 +144,11 @@ def api(rt, _test_client) -> ApiClient:
 @pytest.fixture
 def users(rt) -> UserFactory:
     return UserFactory(rt)
+
+
+@pytest.fixture
+def projects(rt) -> ProjectFactory:
+    return ProjectFactory(rt)
 
 
 @pytest.fixture

@@ -14,8 +14,9 @@ from pathlib import Path
 import httpx
 
 from codeyard import config as config_module
+from codeyard.db.models import GroupMember, Namespace, ProjectMember, User
 from codeyard.runtime import Runtime
-from codeyard.services import credentials
+from codeyard.services import credentials, groups, projects
 from codeyard.services import users as user_service
 
 DEFAULT_PASSWORD = "correct-horse-battery"
@@ -64,6 +65,65 @@ class UserFactory:
             _token, secret = credentials.issue_token(session, user.id, name="test")
             user_id = user.id
         return TestUser(user_id, username, email, name, password, secret, admin)
+
+
+@dataclass(frozen=True)
+class TestProject:
+    id: int
+    name: str
+    path: str
+    path_with_namespace: str
+    namespace_id: int
+
+    __test__ = False
+
+    @property
+    def ref(self) -> str:
+        """The project as `:id` in a URL: namespace%2Fpath."""
+        return self.path_with_namespace.replace("/", "%2F")
+
+
+@dataclass(frozen=True)
+class TestGroup:
+    id: int
+    path: str
+    name: str
+
+    __test__ = False
+
+
+class ProjectFactory:
+    """Projects, groups and memberships, made through the services as the API would make them."""
+
+    _counter = itertools.count(1)
+
+    def __init__(self, rt: Runtime):
+        self.rt = rt
+
+    def create(self, owner: TestUser, *, group: TestGroup | None = None, name: str | None = None,
+               visibility: int = 0, **attrs) -> TestProject:
+        name = name or f"project{next(self._counter)}"
+        with self.rt.db.transaction() as session:
+            actor = session.get(User, owner.id)
+            namespace = session.get(Namespace, group.id) if group else user_service.personal_namespace(session, actor)
+            project = projects.create(session, self.rt, actor, namespace, {"name": name, "visibility_level": visibility, **attrs})
+            result = TestProject(project.id, project.name, project.path, project.path_with_namespace, namespace.id)
+        return result
+
+    def group(self, owner: TestUser, path: str | None = None, *, visibility: int = 0, name: str | None = None) -> TestGroup:
+        path = path or f"group{next(self._counter)}"
+        with self.rt.db.transaction() as session:
+            group = groups.create(session, session.get(User, owner.id), {"name": name or path.title(), "path": path, "visibility_level": visibility})
+            result = TestGroup(group.id, group.path, group.name)
+        return result
+
+    def add_member(self, project: TestProject, user: TestUser, level: int) -> None:
+        with self.rt.db.transaction() as session:
+            session.add(ProjectMember(project_id=project.id, user_id=user.id, access_level=level))
+
+    def add_group_member(self, group: TestGroup, user: TestUser, level: int) -> None:
+        with self.rt.db.transaction() as session:
+            session.add(GroupMember(namespace_id=group.id, user_id=user.id, access_level=level))
 
 
 class ApiClient:

@@ -29,6 +29,7 @@ class Config:
     argon2_memory_kib: int = 65536
     argon2_parallelism: int = 4
     log_level: str = "info"
+    secret_key: str | None = None  # CODEYARD_SECRET_KEY; else <data dir>/secret_key, created on first use
 
     @property
     def repositories_dir(self) -> Path:
@@ -41,6 +42,10 @@ class Config:
     @property
     def tmp_dir(self) -> Path:
         return self.data_dir / "tmp"
+
+    @property
+    def secret_key_path(self) -> Path:
+        return self.data_dir / "secret_key"
 
     def with_overrides(self, **changes) -> Config:
         return replace(self, **changes)
@@ -70,6 +75,7 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         argon2_memory_kib=int(env.get("CODEYARD_ARGON2_MEMORY_KIB", 65536)),
         argon2_parallelism=int(env.get("CODEYARD_ARGON2_PARALLELISM", 4)),
         log_level=env.get("CODEYARD_LOG_LEVEL", "info"),
+        secret_key=env.get("CODEYARD_SECRET_KEY") or None,
     )
     return config.with_overrides(**overrides) if overrides else config
 
@@ -91,4 +97,6 @@ def to_env(config: Config) -> dict[str, str]:
         env["CODEYARD_ROOT_PASSWORD"] = config.root_password
     if config.root_token:
         env["CODEYARD_ROOT_TOKEN"] = config.root_token
+    if config.secret_key:
+        env["CODEYARD_SECRET_KEY"] = config.secret_key
     return env

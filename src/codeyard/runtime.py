@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import secrets
+
 from .config import Config
 from .db.engine import Database
 from .services.credentials import PasswordHasher
@@ -18,6 +21,23 @@ class Runtime:
             parallelism=config.argon2_parallelism,
         )
         self.presentation = PresentationCache(self.db)
+        self.secret_key = load_secret_key(config)
 
     def close(self) -> None:
         self.db.dispose()
+
+
+def load_secret_key(config: Config) -> bytes:
+    """The server's secret (derives runners tokens): from the environment, else a file in the data
+    directory, created once with mode 0600. Every process of an installation must share it."""
+    if config.secret_key:
+        return config.secret_key.encode()
+    path = config.secret_key_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_bytes().strip()
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(secrets.token_hex(32))
+    return path.read_bytes().strip()

@@ -38,7 +38,6 @@ class Ctx:
         self.access = None  # the caller's access to `project`, set by the guard that loaded it
         self._session: Session | None = None
         self._closers: list = []
-        self._after_commit: list = []
         self._headers: dict[str, str] | None = None
         self._query: dict[str, Any] | None = None
         self._view: View | None = None
@@ -112,16 +111,8 @@ class Ctx:
     def commit(self) -> None:
         if self._session is not None:
             self._session.commit()
-        callbacks, self._after_commit = self._after_commit, []
-        for callback in callbacks:
-            callback()
-
-    def on_commit(self, callback) -> None:
-        """Run CALLBACK once this request's transaction has committed (file removal, cache drops)."""
-        self._after_commit.append(callback)
 
     def rollback(self) -> None:
-        self._after_commit.clear()
         if self._session is not None:
             self._session.rollback()
 

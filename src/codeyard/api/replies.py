@@ -26,8 +26,14 @@ def json_body(data: Any) -> bytes:
     return orjson.dumps(data)
 
 
+BODILESS = (204, 304)
+
+
 async def send_json(send, status: int, body: bytes, headers: list[tuple[str, str]] = (), head: bool = False) -> None:
-    raw_headers = [JSON_TYPE, (b"content-length", str(len(body)).encode())]
+    if status in BODILESS:
+        body, head, raw_headers = b"", True, []
+    else:
+        raw_headers = [JSON_TYPE, (b"content-length", str(len(body)).encode())]
     raw_headers.extend((name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers)
     await send({"type": "http.response.start", "status": status, "headers": raw_headers})
     await send({"type": "http.response.body", "body": b"" if head else body})

@@ -10,11 +10,11 @@ import datetime as dt
 import re
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from ..db.engine import Database
-from ..db.models import Namespace, Tombstone, User, utcnow
+from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, utcnow
 from ..db.queries import counted_page, matches_text
 from ..errors import Conflict, Invalid, NotFound, RecordNotFound
 from . import settings as settings_service
@@ -157,11 +157,35 @@ def set_state(user: User, state: str) -> bool:
     return True
 
 
-def delete(session: Session, user: User, actor_id: int | None) -> None:
-    """Remove the user with their namespace and tokens; remember the deletion."""
-    session.add(Tombstone(kind=USER_KIND, object_id=user.id, label=user.username, deleted_by_id=actor_id))
+def delete(session: Session, rt, user: User, actor) -> None:
+    """Remove the user with their personal projects, namespace, memberships and tokens; remember it.
+
+    Refused (409) while the user is the only owner of a group: the group would be left unmanaged.
+    """
+    if solo_owned := solely_owned_groups(session, user.id):
+        names = ", ".join(group.path for group in solo_owned)
+        raise Conflict(f"You must transfer ownership or delete groups before you can remove user (sole owner of {names})")
+    from . import projects
+
+    namespace = personal_namespace(session, user)
+    projects.delete_all_in(session, rt, actor, namespace.id)
+    session.add(Tombstone(kind=USER_KIND, object_id=user.id, label=user.username, deleted_by_id=actor.id))
     session.delete(user)
     session.flush()
+
+
+def solely_owned_groups(session: Session, user_id: int) -> list[Namespace]:
+    """Groups where USER is an owner and no one else is."""
+    owned = select(GroupMember.namespace_id).where(GroupMember.user_id == user_id, GroupMember.access_level == OWNER)
+    other_owners = (
+        select(GroupMember.namespace_id)
+        .where(GroupMember.user_id != user_id, GroupMember.access_level == OWNER)
+    )
+    return list(
+        session.scalars(
+            select(Namespace).where(Namespace.id.in_(owned), Namespace.id.not_in(other_owners)).order_by(Namespace.path)
+        )
+    )
 
 
 def tombstone(session: Session, user_id: int) -> Tombstone | None:
@@ -185,9 +209,15 @@ def caller_can_create_project(db: Database, user) -> bool:
     return user.projects_limit > personal_project_count_fast(db, user.id)
 
 
+_PERSONAL_PROJECTS = (
+    select(func.count(Project.id))
+    .join(Namespace, Namespace.id == Project.namespace_id)
+    .where(Namespace.owner_id == bindparam("user_id"), Namespace.kind == USER_KIND)
+)
+
+
 def personal_project_count_fast(db: Database, user_id: int) -> int:
-    # Projects arrive with the projects capability, which counts them here; until then there are none.
-    return 0
+    return db.fast_first(_PERSONAL_PROJECTS, {"user_id": user_id})[0]
 
 
 def can_create_project(session: Session, user) -> bool:
@@ -202,8 +232,16 @@ def can_create_projects(session: Session, some_users) -> dict[int, bool]:
 
 
 def personal_project_counts(session: Session, user_ids: list[int]) -> dict[int, int]:
-    # Projects arrive with the projects capability, which counts them here; until then there are none.
-    return {}
+    """Projects in each user's personal namespace, in one query."""
+    if not user_ids:
+        return {}
+    rows = session.execute(
+        select(Namespace.owner_id, func.count(Project.id))
+        .join(Project, Project.namespace_id == Namespace.id)
+        .where(Namespace.owner_id.in_(user_ids), Namespace.kind == USER_KIND)
+        .group_by(Namespace.owner_id)
+    )
+    return dict(rows.all())
 
 
 def record_sign_in(user: User, now: dt.datetime | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...db.hooks import on_commit
 from ...entities.settings import application_settings
 from ...services import settings
 from ..context import Ctx
@@ -45,5 +46,5 @@ def get_settings(ctx: Ctx):
 @API.put("/application/settings", admin=True, summary="Change application settings", params=SETTINGS_PARAMS)
 def update_settings(ctx: Ctx):
     row = settings.update(ctx.session, ctx.args)
-    ctx.on_commit(ctx.rt.presentation.invalidate)
+    on_commit(ctx.session, ctx.rt.presentation.invalidate)
     return application_settings(row)

@@ -124,7 +124,7 @@ def delete_user(ctx: Ctx):
             raise NotFound("User")
         return {"id": user_id, "username": tombstone.label, "deleted_at": iso(tombstone.deleted_at)}
     rendered = _full(ctx, user)
-    users.delete(ctx.session, user, ctx.actor.id)
+    users.delete(ctx.session, ctx.rt, user, ctx.actor)
     return rendered
 
 

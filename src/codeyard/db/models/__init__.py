@@ -1,7 +1,30 @@
 """All tables. Import models from here; each area keeps its own module."""
 
 from .base import Base, utcnow
+from .projects import (
+    DEVELOPER,
+    GUEST,
+    INTERNAL,
+    MASTER,
+    OWNER,
+    PRIVATE,
+    PUBLIC,
+    REPORTER,
+    Event,
+    ForkLink,
+    GroupMember,
+    Project,
+    ProjectHook,
+    ProjectMember,
+    Star,
+    Upload,
+)
+from .repositories import ProtectedBranch
 from .settings import ApplicationSetting
 from .users import Namespace, Token, Tombstone, User
 
-__all__ = ["ApplicationSetting", "Base", "Namespace", "Token", "Tombstone", "User", "utcnow"]
+__all__ = [
+    "DEVELOPER", "GUEST", "INTERNAL", "MASTER", "OWNER", "PRIVATE", "PUBLIC", "REPORTER",
+    "ApplicationSetting", "Base", "Event", "ForkLink", "GroupMember", "Namespace", "Project", "ProjectHook",
+    "ProjectMember", "ProtectedBranch", "Star", "Token", "Tombstone", "Upload", "User", "utcnow",
+]  # fmt: skip

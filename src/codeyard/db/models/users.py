@@ -99,5 +99,6 @@ class Tombstone(Base):
     kind: Mapped[str] = mapped_column(String(32), primary_key=True)
     object_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     label: Mapped[str] = mapped_column(String(512), default="")
+    namespace_id: Mapped[int | None] = mapped_column(Integer)  # where a deleted project lived
     deleted_by_id: Mapped[int | None] = mapped_column(Integer)
     deleted_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)

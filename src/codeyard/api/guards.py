@@ -1,0 +1,39 @@
+"""Route guards: run after authentication and before parameter validation (GitLab's order).
+
+`project_guard(ability)` loads the project named by `:id` (an id or `namespace%2Fpath`) and the
+caller's access to it: a project the caller may not read is 404 `404 Project Not Found`, never 403;
+a readable project without ABILITY is 403.
+"""
+
+from __future__ import annotations
+
+from ..errors import Forbidden, NotFound
+from ..policies import projects as policy
+from ..services import access as access_service
+from ..services import projects
+from .context import Ctx
+
+
+def load_project(ctx: Ctx, param: str = "id", not_found: str = "Project"):
+    """(project, access) for the project named by the path parameter PARAM, if the caller can read it."""
+    project = projects.find(ctx.session, ctx.path_params[param])
+    if project is None:
+        raise NotFound(not_found)
+    access = access_service.access(ctx.session, ctx.actor, project)
+    if not access.can(policy.READ_PROJECT):
+        raise NotFound(not_found)
+    return project, access
+
+
+def project_guard(ability: str = policy.READ_PROJECT):
+    def guard(ctx: Ctx) -> None:
+        ctx.project, ctx.access = load_project(ctx)
+        if not ctx.access.can(ability):
+            raise Forbidden()
+
+    guard.__name__ = f"needs_{ability}"
+    return guard
+
+
+READ = project_guard()
+ADMIN = project_guard(policy.ADMIN_PROJECT)

@@ -1,0 +1,248 @@
+"""Projects: lists, search, get, create (for oneself or, as admin, for a user), edit, delete, fork,
+fork relations, stars, archiving, events."""
+
+from __future__ import annotations
+
+from ...db.models import Namespace, User
+from ...entities import projects as entities
+from ...entities.common import iso
+from ...entities.events import event as event_entity
+from ...errors import Forbidden, Invalid, NotFound, RecordNotFound
+from ...policies import projects as policy
+from ...services import access as access_service
+from ...services import events, projects, users
+from .. import paging
+from ..context import Ctx
+from ..guards import ADMIN, READ, load_project, project_guard
+from ..params import Bool, Choice, Int, Str, StrList, Url
+from ..registry import API
+from ..replies import Reply
+
+VISIBILITY_WORDS = {"private": policy.PRIVATE, "internal": policy.INTERNAL, "public": policy.PUBLIC}
+LIST_PARAMS = (
+    Bool("archived", doc="Only archived (true) or only active (false) projects"),
+    Choice("order_by", projects.ORDERABLE, doc="Default created_at"),
+    Choice("sort", ("asc", "desc"), doc="Default desc"),
+    Str("search", doc="Part of the path, name or description, or of the namespace name"),
+    Choice("visibility", tuple(VISIBILITY_WORDS)),
+)
+FEATURE_PARAMS = tuple(Bool(flag) for flag in projects.FEATURES)
+COMMON_PARAMS = (
+    Str("description", max_length=2000, nullable=True),
+    *FEATURE_PARAMS,
+    Bool("public", doc="true: visibility_level 20; false: 0 (visibility_level wins when both are given)"),
+    Choice("visibility_level", policy.VISIBILITY_LEVELS),
+    StrList("tag_list", item_pattern=r"[^,\n]{1,255}"),
+)
+CREATE_PARAMS = (
+    Str("name", required=True, max_length=255),
+    Str("path", max_length=255, doc="Default: derived from the name"),
+    Int("namespace_id", doc="Default: the caller's namespace"),
+    *COMMON_PARAMS,
+    Url("import_url", schemes=("http", "https", "git", "ssh")),
+)
+UPDATE_PARAMS = (
+    Str("name", max_length=255),
+    Str("path", max_length=255),
+    Str("default_branch", max_length=255),
+    *COMMON_PARAMS,
+)
+
+
+def render(ctx: Ctx, found: list, *, permissions: bool, in_list: bool, runners_token: bool = False) -> list[dict]:
+    details = projects.details(ctx.session, ctx.actor, found)
+    rendered = []
+    for project in found:
+        token = None
+        if runners_token and details.accesses[project.id].can(policy.ADMIN_PROJECT):
+            token = projects.runners_token(ctx.rt.secret_key, project)
+        rendered.append(
+            entities.project(project, ctx.view, details, permissions=permissions, runners_token=token, in_list=in_list)
+        )
+    return rendered
+
+
+def render_one(ctx: Ctx, project, *, permissions: bool = False) -> dict:
+    return render(ctx, [project], permissions=permissions, in_list=False, runners_token=True)[0]
+
+
+def filters(ctx: Ctx) -> projects.Filters:
+    visibility = ctx.args.get("visibility")
+    return projects.Filters(
+        archived=ctx.args.get("archived"),
+        search=ctx.args.get("search"),
+        visibility=VISIBILITY_WORDS[visibility] if visibility else None,
+        order_by=ctx.args.get("order_by", "created_at"),
+        sort=ctx.args.get("sort", "desc"),
+    )
+
+
+def listing(ctx: Ctx, ids, *, permissions: bool = True) -> paging.Page:
+    window = paging.window(ctx)
+    total, found = projects.page(ctx.session, ids, filters(ctx), window.offset, window.limit)
+    return paging.Page(render(ctx, found, permissions=permissions, in_list=True), total, window)
+
+
+@API.get("/projects", paginated=True, params=LIST_PARAMS, summary="Projects the caller is a member of")
+def list_projects(ctx: Ctx):
+    return listing(ctx, projects.authorized(ctx.actor.id))
+
+
+@API.get("/projects/owned", paginated=True, params=LIST_PARAMS, summary="Projects the caller owns")
+def list_owned(ctx: Ctx):
+    return listing(ctx, projects.owned(ctx.actor.id))
+
+
+@API.get("/projects/starred", paginated=True, params=LIST_PARAMS, summary="Projects the caller starred")
+def list_starred(ctx: Ctx):
+    return listing(ctx, projects.starred(ctx.actor.id).where(projects.Project.id.in_(projects.visible(ctx.actor))), permissions=False)
+
+
+@API.get("/projects/all", admin=True, paginated=True, params=LIST_PARAMS, summary="Every project (admin)")
+def list_all(ctx: Ctx):
+    return listing(ctx, None)
+
+
+@API.get(
+    "/projects/search/:query",
+    paginated=True,
+    summary="Readable projects whose name contains the query",
+    params=(Choice("order_by", ("id", "name", "created_at", "last_activity_at")), Choice("sort", ("asc", "desc"))),
+)
+def search_projects(ctx: Ctx):
+    window = paging.window(ctx)
+    total, found = projects.search_by_name(
+        ctx.session, ctx.actor, ctx.path_params["query"], ctx.args.get("order_by"), ctx.args.get("sort", "asc"),
+        window.offset, window.limit,
+    )  # fmt: skip
+    return paging.Page(render(ctx, found, permissions=False, in_list=True), total, window)
+
+
+@API.get("/projects/:id", guards=(READ,), summary="A single project (by id or namespace%2Fpath)")
+def get_project(ctx: Ctx):
+    return render_one(ctx, ctx.project, permissions=True)
+
+
+def _create_attrs(ctx: Ctx) -> dict:
+    if ctx.args.get("import_url"):
+        raise Invalid.field("import_url", "importing a repository from a URL is not supported")
+    return dict(ctx.args)
+
+
+@API.post("/projects", params=CREATE_PARAMS, summary="Create a project (in the caller's or a given namespace)")
+def create_project(ctx: Ctx):
+    attrs = _create_attrs(ctx)
+    namespace_id = attrs.pop("namespace_id", None)
+    if namespace_id is None:
+        namespace = users.personal_namespace(ctx.session, ctx.actor)
+    else:
+        namespace = ctx.session.get(Namespace, namespace_id)
+        if namespace is None or not access_service.may_create_in(ctx.session, ctx.actor, namespace):
+            raise Invalid.field("namespace", "is not valid")
+    project = projects.create(ctx.session, ctx.rt, ctx.actor, namespace, attrs)
+    return render_one(ctx, project)
+
+
+@API.post(
+    "/projects/user/:user_id",
+    admin=True,
+    params=(*CREATE_PARAMS[:1], *CREATE_PARAMS[3:], Str("default_branch", max_length=255)),
+    summary="Create a project owned by a user (admin)",
+)
+def create_project_for_user(ctx: Ctx):
+    owner = ctx.session.get(User, ctx.path_int("user_id"))
+    if owner is None:
+        raise RecordNotFound()
+    attrs = _create_attrs(ctx)
+    project = projects.create(ctx.session, ctx.rt, ctx.actor, users.personal_namespace(ctx.session, owner), attrs)
+    return render_one(ctx, project)
+
+
+@API.put("/projects/:id", guards=(ADMIN,), params=UPDATE_PARAMS, summary="Edit a project")
+def update_project(ctx: Ctx):
+    attrs = dict(ctx.args)
+    if "default_branch" in attrs:
+        projects.set_default_branch(ctx.session, ctx.rt, ctx.project, attrs.pop("default_branch"))
+    project = projects.update(ctx.session, ctx.actor, ctx.access, ctx.project, attrs)
+    return render_one(ctx, project)
+
+
+@API.delete("/projects/:id", summary="Delete a project with everything it owns; a second delete answers 200")
+def delete_project(ctx: Ctx):
+    ident = ctx.path_params["id"]
+    if projects.find(ctx.session, ident) is None:
+        tombstone = projects.find_tombstone(ctx.session, ident)
+        if tombstone is not None and projects.could_have_deleted(ctx.session, ctx.actor, tombstone):
+            return {"id": tombstone.object_id, "path_with_namespace": tombstone.label, "deleted_at": iso(tombstone.deleted_at)}
+        raise NotFound("Project")
+    project, access = load_project(ctx)
+    if not access.can(policy.REMOVE_PROJECT):
+        raise Forbidden()
+    label = project.path_with_namespace
+    projects.delete(ctx.session, ctx.rt, ctx.actor, project)
+    return {"id": project.id, "path_with_namespace": label, "deleted": True}
+
+
+@API.post("/projects/fork/:id", guards=(project_guard(policy.FORK_PROJECT),), summary="Fork a project into the caller's namespace")
+def fork_project(ctx: Ctx):
+    namespace = users.personal_namespace(ctx.session, ctx.actor)
+    project = projects.fork(ctx.session, ctx.rt, ctx.actor, ctx.project, namespace)
+    return render_one(ctx, project)
+
+
+def _fork_link(link) -> dict:
+    return {
+        "id": link.id,
+        "forked_to_project_id": link.forked_to_project_id,
+        "forked_from_project_id": link.forked_from_project_id,
+        "created_at": iso(link.created_at),
+        "updated_at": iso(link.updated_at),
+    }
+
+
+@API.post("/projects/:id/fork/:forked_from_id", admin=True, guards=(READ,), summary="Mark a project as a fork of another (admin)")
+def create_fork_relation(ctx: Ctx):
+    source, _ = load_project(ctx, "forked_from_id", not_found="Source Project")
+    return _fork_link(projects.link_fork(ctx.session, ctx.project, source))
+
+
+@API.delete("/projects/:id/fork", guards=(project_guard(policy.REMOVE_FORK),), summary="Remove the forked-from relation")
+def delete_fork_relation(ctx: Ctx):
+    link = projects.unlink_fork(ctx.session, ctx.project)
+    return _fork_link(link) if link is not None else None
+
+
+def _star(ctx: Ctx, starred: bool):
+    if not projects.set_star(ctx.session, ctx.actor.id, ctx.project, starred):
+        return Reply(None, status=304)
+    return render_one(ctx, ctx.project)
+
+
+@API.post("/projects/:id/star", guards=(READ,), summary="Star a project (304 when already starred)")
+def star_project(ctx: Ctx):
+    return _star(ctx, True)
+
+
+@API.delete("/projects/:id/star", guards=(READ,), summary="Unstar a project (304 when not starred)")
+def unstar_project(ctx: Ctx):
+    return _star(ctx, False)
+
+
+@API.post("/projects/:id/archive", guards=(project_guard(policy.ARCHIVE_PROJECT),), summary="Archive a project")
+def archive_project(ctx: Ctx):
+    projects.set_archived(ctx.project, True)
+    return render_one(ctx, ctx.project)
+
+
+@API.post("/projects/:id/unarchive", guards=(project_guard(policy.ARCHIVE_PROJECT),), summary="Unarchive a project")
+def unarchive_project(ctx: Ctx):
+    projects.set_archived(ctx.project, False)
+    return render_one(ctx, ctx.project)
+
+
+@API.get("/projects/:id/events", guards=(READ,), paginated=True, summary="Project events, newest first")
+def list_events(ctx: Ctx):
+    window = paging.window(ctx)
+    total, rows = events.page(ctx.session, ctx.project, window.offset, window.limit)
+    return paging.Page([event_entity(row, ctx.view, events.action_name(row)) for row in rows], total, window)
+

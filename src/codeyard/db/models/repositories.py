@@ -1,0 +1,26 @@
+"""What the database knows about repositories: protected branches (the git data is on disk)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import Boolean, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .base import Base, UtcDateTime, utcnow
+from .users import NO_ID_REUSE
+
+
+class ProtectedBranch(Base):
+    """A branch only masters may push to; nobody force-pushes to or deletes it.
+    With `developers_can_push`, developers may push too (default branch protection level 1)."""
+
+    __tablename__ = "protected_branches"
+    __table_args__ = (UniqueConstraint("project_id", "name"), NO_ID_REUSE)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    developers_can_push: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)

@@ -1,0 +1,23 @@
+"""The project event entity."""
+
+from __future__ import annotations
+
+from .common import View, iso
+from .users import user_basic
+
+
+def event(row, view: View, action_name: str) -> dict:
+    author = row.author
+    return {
+        "title": row.title,
+        "project_id": row.project_id,
+        "action_name": action_name,
+        "target_id": row.target_id,
+        "target_type": row.target_type,
+        "author_id": row.author_id,
+        "author": user_basic(author, view) if author is not None else None,
+        "author_username": author.username if author is not None else None,
+        "data": row.data,
+        "target_title": row.title,
+        "created_at": iso(row.created_at),
+    }

@@ -1,0 +1,1 @@
+"""Bare repositories on disk: layout, reads and writes. Imports nothing else of the app."""

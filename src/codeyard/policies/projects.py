@@ -1,0 +1,152 @@
+"""What a user may do on a project: the one copy of the rules, used by the API and the git transport.
+
+`project_access` is a pure function of the caller, the project (and its namespace) and the
+caller's membership levels; `services.access` loads those levels from the database. The ladder is
+GitLab 8.6's (app/models/ability.rb): guest < reporter < developer < master < owner, plus what
+public and internal projects grant to every signed-in user, minus what disabled features and
+archiving take away.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GUEST, REPORTER, DEVELOPER, MASTER, OWNER = 10, 20, 30, 40, 50
+ACCESS_LEVELS = (GUEST, REPORTER, DEVELOPER, MASTER, OWNER)
+ACCESS_NAMES = {GUEST: "guest", REPORTER: "reporter", DEVELOPER: "developer", MASTER: "master", OWNER: "owner"}
+PRIVATE, INTERNAL, PUBLIC = 0, 10, 20
+VISIBILITY_LEVELS = (PRIVATE, INTERNAL, PUBLIC)
+VISIBILITY_NAMES = {PRIVATE: "private", INTERNAL: "internal", PUBLIC: "public"}
+
+# Abilities, named as GitLab names them.
+READ_PROJECT = "read_project"
+DOWNLOAD_CODE = "download_code"
+PUSH_CODE = "push_code"
+PUSH_PROTECTED = "push_code_to_protected_branches"
+FORK_PROJECT = "fork_project"
+UPLOAD_FILE = "upload_file"
+READ_MEMBERS = "read_project_member"
+ADMIN_MEMBERS = "admin_project_member"
+ADMIN_PROJECT = "admin_project"
+RENAME_PROJECT = "rename_project"
+CHANGE_VISIBILITY = "change_visibility_level"
+CHANGE_NAMESPACE = "change_namespace"
+REMOVE_PROJECT = "remove_project"
+ARCHIVE_PROJECT = "archive_project"
+REMOVE_FORK = "remove_fork_project"
+READ_BUILD = "read_build"
+UPDATE_BUILD = "update_build"
+CREATE_BUILD = "create_build"
+ADMIN_BUILD = "admin_build"
+READ_MERGE_REQUEST = "read_merge_request"
+CREATE_MERGE_REQUEST = "create_merge_request"
+UPDATE_MERGE_REQUEST = "update_merge_request"
+ADMIN_MERGE_REQUEST = "admin_merge_request"
+DESTROY_MERGE_REQUEST = "destroy_merge_request"
+CREATE_NOTE = "create_note"
+
+GUEST_RULES = frozenset(
+    {
+        READ_PROJECT, "read_wiki", "read_issue", "read_label", "read_milestone", "read_project_snippet",
+        READ_MEMBERS, READ_MERGE_REQUEST, "read_note", "create_project", "create_issue", CREATE_NOTE, UPLOAD_FILE,
+    }
+)  # fmt: skip
+PUBLIC_RULES = GUEST_RULES | {DOWNLOAD_CODE, FORK_PROJECT, "read_commit_status"}
+REPORTER_RULES = GUEST_RULES | {
+    DOWNLOAD_CODE, FORK_PROJECT, "create_project_snippet", "update_issue", "admin_issue", "admin_label",
+    "read_commit_status", READ_BUILD,
+}  # fmt: skip
+DEVELOPER_RULES = REPORTER_RULES | {
+    ADMIN_MERGE_REQUEST, UPDATE_MERGE_REQUEST, "create_commit_status", "update_commit_status", CREATE_BUILD,
+    UPDATE_BUILD, CREATE_MERGE_REQUEST, "create_wiki", PUSH_CODE,
+}  # fmt: skip
+MASTER_RULES = DEVELOPER_RULES | {
+    PUSH_PROTECTED, "update_project_snippet", "admin_milestone", "admin_project_snippet", ADMIN_MEMBERS,
+    "admin_note", "admin_wiki", ADMIN_PROJECT, "admin_commit_status", ADMIN_BUILD,
+}  # fmt: skip
+OWNER_RULES = MASTER_RULES | {
+    CHANGE_NAMESPACE, CHANGE_VISIBILITY, RENAME_PROJECT, REMOVE_PROJECT, ARCHIVE_PROJECT, REMOVE_FORK,
+    DESTROY_MERGE_REQUEST, "destroy_issue",
+}  # fmt: skip
+# Team membership grants up to master rules; owner rules come from owning the namespace (below).
+TEAM_RULES = ((MASTER, MASTER_RULES), (DEVELOPER, DEVELOPER_RULES), (REPORTER, REPORTER_RULES), (GUEST, GUEST_RULES))
+ARCHIVED_TAKES = frozenset({CREATE_MERGE_REQUEST, PUSH_CODE, PUSH_PROTECTED, UPDATE_MERGE_REQUEST, ADMIN_MERGE_REQUEST})
+FEATURE_ABILITIES = {
+    "issues_enabled": "issue",
+    "merge_requests_enabled": "merge_request",
+    "snippets_enabled": "project_snippet",
+    "wiki_enabled": "wiki",
+    "builds_enabled": "build",
+}
+
+
+@dataclass(frozen=True)
+class Access:
+    """One user's standing on one project."""
+
+    abilities: frozenset[str]
+    project_level: int | None = None  # direct membership
+    group_level: int | None = None  # membership of the project's group
+    owner: bool = False  # namespace owner, group owner or admin
+
+    @property
+    def level(self) -> int:
+        """The effective access level (0 for non-members)."""
+        if self.owner:
+            return OWNER
+        return max(self.project_level or 0, self.group_level or 0)
+
+    def can(self, ability: str) -> bool:
+        return ability in self.abilities
+
+
+NO_ACCESS = Access(frozenset())
+
+
+def _feature_rules(project) -> frozenset[str]:
+    taken: set[str] = set()
+    for flag, suffix in FEATURE_ABILITIES.items():
+        if not getattr(project, flag):
+            taken.update(rule for rule in OWNER_RULES | PUBLIC_RULES if rule.endswith(suffix))
+    if not project.issues_enabled and not project.merge_requests_enabled:
+        taken.update(rule for rule in OWNER_RULES if rule.endswith(("label", "milestone")))
+    return frozenset(taken)
+
+
+def project_access(user, project, namespace, project_level: int | None, group_level: int | None) -> Access:
+    """The abilities of USER (a user row or None) on PROJECT in NAMESPACE, given their membership levels."""
+    if user is None or getattr(user, "state", "active") != "active":
+        return NO_ACCESS
+    team_level = max(project_level or 0, group_level or 0)
+    rules: set[str] = set(next((granted for floor, granted in TEAM_RULES if team_level >= floor), ()))
+    is_owner = bool(
+        user.is_admin
+        or (namespace.kind == "user" and namespace.owner_id == user.id)
+        or (namespace.kind == "group" and group_level == OWNER)
+    )
+    if is_owner:
+        rules |= OWNER_RULES
+    if project.visibility_level == PUBLIC or (project.visibility_level == INTERNAL and not user.external):
+        rules |= PUBLIC_RULES
+        if project.public_builds:
+            rules.add(READ_BUILD)
+    if project.archived:
+        rules -= ARCHIVED_TAKES
+    rules -= _feature_rules(project)
+    return Access(frozenset(rules), project_level, group_level, is_owner)
+
+
+def anonymous_access(project) -> Access:
+    """What anybody may do without signing in: read and clone public projects (the git transport)."""
+    if project.visibility_level != PUBLIC:
+        return NO_ACCESS
+    rules = {READ_PROJECT, DOWNLOAD_CODE, READ_MEMBERS, READ_MERGE_REQUEST, "read_wiki", "read_label",
+             "read_milestone", "read_note", "read_commit_status", "read_issue", "read_project_snippet"}  # fmt: skip
+    if project.public_builds:
+        rules.add(READ_BUILD)
+    return Access(frozenset(rules) - _feature_rules(project))
+
+
+def visible_levels_for(user) -> tuple[int, ...]:
+    """Visibility levels a signed-in non-member may read (public; internal unless external)."""
+    return (PUBLIC,) if user.external else (INTERNAL, PUBLIC)

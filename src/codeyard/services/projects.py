@@ -1,0 +1,517 @@
+"""Projects: find, create, change, delete, fork, star, archive, list.
+
+Each function takes the session, the acting user and plain values, and raises a domain error when a
+rule says no. The repository on disk follows the database: it is created inside the transaction
+(removed again if that rolls back) and removed only after a deletion has committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import shutil
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Select, func, or_, select
+from sqlalchemy.orm import Session, contains_eager, joinedload
+
+from ..db.hooks import on_commit, on_rollback
+from ..db.models import (
+    MASTER,
+    ForkLink,
+    GroupMember,
+    Namespace,
+    Project,
+    ProjectMember,
+    Star,
+    Tombstone,
+    User,
+)
+from ..db.queries import counted_page, matches_text
+from ..errors import Conflict, Forbidden, Invalid
+from ..git import repo, storage
+from ..policies import projects as policy
+from . import access as access_service
+from . import events
+from . import settings as settings_service
+from .credentials import TOKEN_ALPHABET, digest
+
+PROJECT_KIND = "project"
+PATH_PATTERN = re.compile(r"[a-zA-Z0-9_.][a-zA-Z0-9_\-.]*")
+PATH_MESSAGE = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'"
+NAME_PATTERN = re.compile(r"[^\W][\w\-\u2010-\u2015. ]*")
+NAME_MESSAGE = "can contain only letters, digits, '_', '.', dash and space. It must start with letter, digit or '_'."
+TAKEN = "has already been taken"
+FEATURES = (
+    "issues_enabled",
+    "merge_requests_enabled",
+    "builds_enabled",
+    "wiki_enabled",
+    "snippets_enabled",
+    "shared_runners_enabled",
+    "public_builds",
+)
+ORDERABLE = ("id", "name", "path", "created_at", "updated_at", "last_activity_at")
+
+
+# --- finding --------------------------------------------------------------------------------------
+
+
+def find(session: Session, ident: str) -> Project | None:
+    """The project named by an id or by `namespace/path` (both parts matched whatever their case)."""
+    if "/" in ident:
+        namespace_path, _, rest = ident.partition("/")
+        project_path = rest.split("/", 1)[0]
+        return session.scalars(
+            select(Project)
+            .join(Namespace, Namespace.id == Project.namespace_id)
+            .where(func.lower(Namespace.path) == namespace_path.lower(), func.lower(Project.path) == project_path.lower())
+        ).first()
+    if ident.isascii() and ident.isdigit() and len(ident) < 19:
+        return session.get(Project, int(ident))
+    return None
+
+
+def find_tombstone(session: Session, ident: str) -> Tombstone | None:
+    """The record of a deleted project named by id or `namespace/path`."""
+    query = select(Tombstone).where(Tombstone.kind == PROJECT_KIND)
+    if "/" in ident:
+        query = query.where(func.lower(Tombstone.label) == "/".join(ident.split("/", 2)[:2]).lower())
+    elif ident.isascii() and ident.isdigit() and len(ident) < 19:
+        query = query.where(Tombstone.object_id == int(ident))
+    else:
+        return None
+    return session.scalars(query.order_by(Tombstone.deleted_at.desc())).first()
+
+
+def could_have_deleted(session: Session, user, tombstone: Tombstone) -> bool:
+    """Whether USER had the right to delete the project the tombstone remembers."""
+    if user.is_admin:
+        return True
+    namespace = session.get(Namespace, tombstone.namespace_id) if tombstone.namespace_id else None
+    if namespace is None:
+        return False
+    if namespace.kind == "user":
+        return namespace.owner_id == user.id
+    return access_service.group_level(session, user.id, namespace.id) == policy.OWNER
+
+
+# --- tokens ---------------------------------------------------------------------------------------
+
+
+def runners_token(secret_key: bytes, project: Project) -> str:
+    """The project's runners token: derived from the server's secret key and a per-project nonce,
+    so only its digest is stored and yet admins of the project can be shown it again."""
+    mac = hmac.new(secret_key, f"runners-token:{project.runners_token_nonce}".encode(), hashlib.sha256).digest()
+    number = int.from_bytes(mac, "big")
+    chars = []
+    for _ in range(20):
+        number, index = divmod(number, len(TOKEN_ALPHABET))
+        chars.append(TOKEN_ALPHABET[index])
+    return "".join(chars)
+
+
+def reset_runners_token(secret_key: bytes, project: Project) -> str:
+    project.runners_token_nonce = secrets.token_hex(16)
+    token = runners_token(secret_key, project)
+    project.runners_token_digest = digest(token)
+    return token
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+
+def parameterize(name: str) -> str:
+    """Rails' parameterize: ASCII, lower case, runs of other characters turned into one dash."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9\-_]+", "-", ascii_name.lower()).strip("-")
+
+
+def name_errors(name: str) -> list[str]:
+    errors = []
+    if len(name) > 255:
+        errors.append("is too long (maximum is 255 characters)")
+    if not NAME_PATTERN.fullmatch(name):
+        errors.append(NAME_MESSAGE)
+    return errors
+
+
+def path_errors(path: str) -> list[str]:
+    errors = []
+    if len(path) > 255:
+        errors.append("is too long (maximum is 255 characters)")
+    if not PATH_PATTERN.fullmatch(path) or path.endswith((".git", ".atom")):
+        errors.append(PATH_MESSAGE)
+    return errors
+
+
+def taken_fields(session: Session, namespace_id: int, name: str | None, path: str | None, except_id: int | None = None) -> dict:
+    """{"name": [...], "path": [...]} for whichever is already used in the namespace (any case)."""
+    query = select(Project.name, Project.path).where(Project.namespace_id == namespace_id)
+    if except_id is not None:
+        query = query.where(Project.id != except_id)
+    conditions = []
+    if name is not None:
+        conditions.append(func.lower(Project.name) == name.lower())
+    if path is not None:
+        conditions.append(func.lower(Project.path) == path.lower())
+    taken: dict[str, list[str]] = {}
+    for row in session.execute(query.where(or_(*conditions))) if conditions else ():
+        if name is not None and row.name.lower() == name.lower():
+            taken["name"] = [TAKEN]
+        if path is not None and row.path.lower() == path.lower():
+            taken["path"] = [TAKEN]
+    return taken
+
+
+def check_visibility(settings, actor, level: int, namespace: Namespace) -> None:
+    level_name = policy.VISIBILITY_NAMES[level]
+    if not actor.is_admin and settings_service.restricted_level(settings, level):
+        raise Invalid({"visibility_level": [f"{level_name} has been restricted by your GitLab administrator"]})
+    if namespace.kind == "group" and level > namespace.visibility_level:
+        group_level = policy.VISIBILITY_NAMES[namespace.visibility_level]
+        raise Invalid({"visibility_level": [f"{level_name} is not allowed in a {group_level} group."]})
+
+
+def requested_visibility(attrs: dict[str, Any]) -> int | None:
+    """`visibility_level` if given, else 20/0 from `public`, else None."""
+    if attrs.get("visibility_level") is not None:
+        return attrs["visibility_level"]
+    if attrs.get("public") is not None:
+        return policy.PUBLIC if attrs["public"] else policy.PRIVATE
+    return None
+
+
+def personal_project_count(session: Session, user_id: int) -> int:
+    return session.scalar(
+        select(func.count(Project.id))
+        .join(Namespace, Namespace.id == Project.namespace_id)
+        .where(Namespace.owner_id == user_id, Namespace.kind == "user")
+    )
+
+
+def limit_message(limit: int) -> str:
+    return f"Your project limit is {limit} projects! Please contact your administrator to increase it"
+
+
+# --- create ---------------------------------------------------------------------------------------
+
+
+def create(
+    session: Session,
+    rt,
+    actor,
+    namespace: Namespace,
+    attrs: dict[str, Any],
+    *,
+    copy_repository_of: Project | None = None,
+) -> Project:
+    """A new project in NAMESPACE with its repository; ACTOR is the creator.
+
+    Errors: 400 field map (format, visibility), 409 field map (name/path taken), 403 (limit).
+    """
+    settings = settings_service.load(session)
+    name = attrs.get("name") or attrs.get("path")
+    path = attrs.get("path") or parameterize(name or "")
+    errors = {}
+    if found := name_errors(name or ""):
+        errors["name"] = found
+    if found := path_errors(path):
+        errors["path"] = found
+    if errors:
+        raise Invalid(errors)
+    level = requested_visibility(attrs)
+    level = settings.default_project_visibility if level is None else level
+    check_visibility(settings, actor, level, namespace)
+    if taken := taken_fields(session, namespace.id, name, path):
+        raise Conflict(taken)
+    if namespace.kind == "user":
+        owner = session.get(User, namespace.owner_id)
+        if personal_project_count(session, owner.id) >= owner.projects_limit:
+            raise Forbidden(limit_message(owner.projects_limit))
+    project = Project(
+        namespace=namespace,
+        name=name,
+        path=path,
+        description=attrs.get("description"),
+        visibility_level=level,
+        import_url=attrs.get("import_url"),
+        tag_list=attrs.get("tag_list") or [],
+        default_branch=attrs.get("default_branch"),
+        creator_id=actor.id,
+        shared_runners_enabled=attrs.get("shared_runners_enabled", True),
+        **{flag: attrs[flag] for flag in FEATURES if attrs.get(flag) is not None},
+    )
+    reset_runners_token(rt.secret_key, project)
+    session.add(project)
+    session.flush()
+    if namespace.kind == "user":
+        session.add(ProjectMember(project_id=project.id, user_id=namespace.owner_id, access_level=MASTER, created_by_id=actor.id))
+    events.record(session, project, actor.id, events.CREATED)
+    _create_repository(session, rt, project, copy_repository_of)
+    return project
+
+
+def _create_repository(session: Session, rt, project: Project, source: Project | None) -> None:
+    path = storage.repository_path(rt.config.repositories_dir, project.id)
+    on_rollback(session, lambda: storage.remove(path))
+    if source is None:
+        storage.create(path)
+    else:
+        storage.copy(storage.repository_path(rt.config.repositories_dir, source.id), path)
+
+
+def repository_path(rt, project: Project):
+    return storage.repository_path(rt.config.repositories_dir, project.id)
+
+
+# --- update ---------------------------------------------------------------------------------------
+
+
+def set_default_branch(session: Session, rt, project: Project, branch: str) -> None:
+    """Make BRANCH (which must exist once the repository has branches) the default and HEAD."""
+    path = repository_path(rt, project)
+    names = repo.branch_names(path)
+    if names and branch not in names:
+        raise Invalid.field("default_branch", "does not exist")
+    project.default_branch = branch
+    on_commit(session, lambda: repo.set_head_branch(path, branch))
+
+
+def update(session: Session, actor, access: policy.Access, project: Project, attrs: dict[str, Any]) -> Project:
+    """Change PROJECT. Renaming and changing visibility need owner rules; the rest admin_project."""
+    if "name" in attrs and attrs["name"] != project.name and not access.can(policy.RENAME_PROJECT):
+        raise Forbidden()
+    level = requested_visibility(attrs)
+    if level is not None and level != project.visibility_level and not access.can(policy.CHANGE_VISIBILITY):
+        raise Forbidden()
+    errors: dict[str, list[str]] = {}
+    if "name" in attrs and (found := name_errors(attrs["name"])):
+        errors["name"] = found
+    if "path" in attrs and (found := path_errors(attrs["path"])):
+        errors["path"] = found
+    if errors:
+        raise Invalid(errors)
+    if level is not None and level != project.visibility_level:
+        check_visibility(settings_service.load(session), actor, level, project.namespace)
+        project.visibility_level = level
+    if taken := taken_fields(session, project.namespace_id, attrs.get("name"), attrs.get("path"), except_id=project.id):
+        raise Invalid(taken)
+    for key in ("name", "path", "description", "tag_list", *FEATURES):
+        if key in attrs:
+            setattr(project, key, attrs[key])
+    session.flush()
+    return project
+
+
+# --- delete ---------------------------------------------------------------------------------------
+
+
+def delete(session: Session, rt, actor, project: Project) -> None:
+    """Remove the project and everything it owns; its files go once the deletion has committed."""
+    session.add(
+        Tombstone(
+            kind=PROJECT_KIND,
+            object_id=project.id,
+            label=project.path_with_namespace,
+            namespace_id=project.namespace_id,
+            deleted_by_id=actor.id if actor is not None else None,
+        )
+    )
+    repository = storage.repository_path(rt.config.repositories_dir, project.id)
+    uploads = rt.config.uploads_dir / str(project.id)
+    session.delete(project)
+    session.flush()
+    on_commit(session, lambda: storage.remove(repository))
+    on_commit(session, lambda: shutil.rmtree(uploads, ignore_errors=True))
+
+
+def delete_all_in(session: Session, rt, actor, namespace_id: int) -> None:
+    """Delete every project of a namespace (before the namespace itself goes)."""
+    for project in session.scalars(select(Project).where(Project.namespace_id == namespace_id)).all():
+        delete(session, rt, actor, project)
+
+
+# --- forks ----------------------------------------------------------------------------------------
+
+
+def fork(session: Session, rt, actor, source: Project, namespace: Namespace) -> Project:
+    """A copy of SOURCE (attributes and repository) in the caller's namespace, linked as a fork.
+    Any reason it cannot be created answers 409 with the reasons."""
+    attrs = {
+        "name": source.name,
+        "path": source.path,
+        "description": source.description,
+        "visibility_level": source.visibility_level,
+        "builds_enabled": source.builds_enabled,
+        "shared_runners_enabled": source.shared_runners_enabled,
+        "default_branch": source.default_branch,
+    }
+    try:
+        project = create(session, rt, actor, namespace, attrs, copy_repository_of=source)
+    except Invalid as error:
+        raise Conflict(error.errors) from None
+    except Forbidden:
+        owner = session.get(User, namespace.owner_id)
+        raise Conflict({"limit_reached": [limit_message(owner.projects_limit)]}) from None
+    session.add(ForkLink(forked_to_project_id=project.id, forked_from_project_id=source.id))
+    session.flush()
+    return project
+
+
+def link_fork(session: Session, project: Project, source: Project) -> ForkLink:
+    if session.scalar(select(ForkLink.id).where(ForkLink.forked_to_project_id == project.id)) is not None:
+        raise Conflict("Project already forked")
+    if project.id == source.id:
+        raise Conflict("Project cannot be a fork of itself")
+    link = ForkLink(forked_to_project_id=project.id, forked_from_project_id=source.id)
+    session.add(link)
+    session.flush()
+    return link
+
+
+def unlink_fork(session: Session, project: Project) -> ForkLink | None:
+    link = session.scalars(select(ForkLink).where(ForkLink.forked_to_project_id == project.id)).first()
+    if link is not None:
+        session.delete(link)
+        session.flush()
+    return link
+
+
+# --- stars and archiving --------------------------------------------------------------------------
+
+
+def set_star(session: Session, user_id: int, project: Project, starred: bool) -> bool:
+    """Star or unstar; False when it was already so."""
+    existing = session.get(Star, (user_id, project.id))
+    if starred == (existing is not None):
+        return False
+    if starred:
+        session.add(Star(user_id=user_id, project_id=project.id))
+    else:
+        session.delete(existing)
+    session.flush()
+    return True
+
+
+def set_archived(project: Project, archived: bool) -> None:
+    project.archived = archived
+
+
+# --- lists ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Filters:
+    archived: bool | None = None
+    search: str | None = None
+    visibility: int | None = None
+    order_by: str = "created_at"
+    sort: str = "desc"
+
+
+def authorized(user_id: int) -> Select:
+    """Ids of projects USER is a member of: personal, via a group, or directly."""
+    personal = select(Namespace.id).where(Namespace.owner_id == user_id, Namespace.kind == "user")
+    groups = select(GroupMember.namespace_id).where(GroupMember.user_id == user_id)
+    direct = select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)
+    return select(Project.id).where(
+        or_(Project.namespace_id.in_(personal), Project.namespace_id.in_(groups), Project.id.in_(direct))
+    )
+
+
+def owned(user_id: int) -> Select:
+    personal = select(Namespace.id).where(Namespace.owner_id == user_id, Namespace.kind == "user")
+    groups = select(GroupMember.namespace_id).where(GroupMember.user_id == user_id, GroupMember.access_level == policy.OWNER)
+    return select(Project.id).where(or_(Project.namespace_id.in_(personal), Project.namespace_id.in_(groups)))
+
+
+def starred(user_id: int) -> Select:
+    return select(Star.project_id).where(Star.user_id == user_id)
+
+
+def visible(user) -> Select:
+    """Ids of every project USER may read: admins all; others their own plus internal/public."""
+    if user.is_admin:
+        return select(Project.id)
+    return select(Project.id).where(
+        or_(Project.id.in_(authorized(user.id)), Project.visibility_level.in_(policy.visible_levels_for(user)))
+    )
+
+
+def page(session: Session, ids: Select | None, filters: Filters, offset: int, limit: int) -> tuple[int, list[Project]]:
+    """(total, one page) of the projects whose ids IDS selects (None: all), filtered and ordered."""
+    query = select(Project).join(Namespace, Namespace.id == Project.namespace_id)
+    if ids is not None:
+        query = query.where(Project.id.in_(ids))
+    if filters.archived is not None:
+        query = query.where(Project.archived.is_(filters.archived))
+    if filters.search:
+        query = query.where(matches_text(filters.search, Project.path, Project.name, Project.description, Namespace.name))
+    if filters.visibility is not None:
+        query = query.where(Project.visibility_level == filters.visibility)
+    column = getattr(Project, filters.order_by)
+    ordered = column.asc() if filters.sort == "asc" else column.desc()
+    tie = Project.id.asc() if filters.sort == "asc" else Project.id.desc()
+    query = query.options(contains_eager(Project.namespace).joinedload(Namespace.owner))
+    return counted_page(session, query, offset, limit, ordered, tie)
+
+
+def search_by_name(session: Session, user, text: str, order_by: str | None, sort: str, offset: int, limit: int):
+    """Readable projects whose name contains TEXT (any case)."""
+    query = (
+        select(Project)
+        .where(Project.id.in_(visible(user)), matches_text(text, Project.name))
+        .options(joinedload(Project.namespace).joinedload(Namespace.owner))
+    )
+    order = []
+    if order_by is not None:
+        column = getattr(Project, order_by)
+        order.append(column.desc() if sort == "desc" else column.asc())
+    order.append(Project.id.desc() if sort == "desc" else Project.id.asc())
+    return counted_page(session, query, offset, limit, *order)
+
+
+@dataclass
+class Details:
+    """What the project entity shows beyond the project row, loaded for a whole page at once."""
+
+    forked_from: dict[int, Project]
+    star_counts: dict[int, int]
+    fork_counts: dict[int, int]
+    accesses: dict[int, policy.Access]
+    direct: dict[int, access_service.Membership]
+    via_group: dict[int, access_service.Membership]
+
+
+def details(session: Session, user, projects: list[Project]) -> Details:
+    """Fork sources, star and fork counts and the caller's access for PROJECTS: five queries."""
+    ids = [project.id for project in projects]
+    if not ids:
+        return Details({}, {}, {}, {}, {}, {})
+    sources = session.execute(
+        select(ForkLink.forked_to_project_id, Project)
+        .join(Project, Project.id == ForkLink.forked_from_project_id)
+        .where(ForkLink.forked_to_project_id.in_(ids))
+    ).all()
+    stars = session.execute(
+        select(Star.project_id, func.count()).where(Star.project_id.in_(ids)).group_by(Star.project_id)
+    ).all()
+    forks = session.execute(
+        select(ForkLink.forked_from_project_id, func.count())
+        .where(ForkLink.forked_from_project_id.in_(ids))
+        .group_by(ForkLink.forked_from_project_id)
+    ).all()
+    if user is None:
+        direct, via_group = {}, {}
+    else:
+        direct, via_group = access_service.memberships(session, user.id, projects)
+    if user is None:
+        accesses = access_service.accesses(session, None, projects)
+    else:
+        accesses = access_service.combine(user, projects, direct, via_group)
+    return Details(dict(sources), dict(stars), dict(forks), accesses, direct, via_group)
