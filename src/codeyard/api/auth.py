@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy import bindparam, func, or_, select
 
-from ..db.models import Token, User, utcnow
+from ..db.models import Namespace, Project, Token, User, utcnow
 from ..errors import CodeyardError, Forbidden, NotFound
 from ..services import credentials
 from .context import Ctx
@@ -21,12 +21,22 @@ USER_COLUMNS = tuple(column for column in User.__table__.c if column.key not in 
 _users = User.__table__
 _tokens = Token.__table__
 
+# The caller's personal project count rides along (GET /user shows can_create_project): a correlated
+# count costs less than a second round trip.
+PERSONAL_PROJECTS = (
+    select(func.count(Project.id))
+    .join(Namespace, Namespace.id == Project.namespace_id)
+    .where(Namespace.owner_id == _users.c.id, Namespace.kind == "user")
+    .scalar_subquery()
+    .label("personal_projects")
+)
+
 USER_BY_TOKEN = (
-    select(*USER_COLUMNS, _tokens.c.expires_at.label("token_expires_at"))
+    select(*USER_COLUMNS, PERSONAL_PROJECTS, _tokens.c.expires_at.label("token_expires_at"))
     .join_from(_users, _tokens, _tokens.c.user_id == _users.c.id)
     .where(_tokens.c.digest == bindparam("digest"), _tokens.c.kind == bindparam("kind"))
 )
-USER_BY_ID_OR_USERNAME = select(*USER_COLUMNS).where(
+USER_BY_ID_OR_USERNAME = select(*USER_COLUMNS, PERSONAL_PROJECTS).where(
     or_(_users.c.id == bindparam("id"), func.lower(_users.c.username) == bindparam("username"))
 )
 

@@ -243,7 +243,6 @@ def create(
         tag_list=attrs.get("tag_list") or [],
         default_branch=attrs.get("default_branch"),
         creator_id=actor.id,
-        shared_runners_enabled=attrs.get("shared_runners_enabled", True),
         **{flag: attrs[flag] for flag in FEATURES if attrs.get(flag) is not None},
     )
     reset_runners_token(rt.secret_key, project)

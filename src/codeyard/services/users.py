@@ -10,10 +10,9 @@ import datetime as dt
 import re
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..db.engine import Database
 from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, utcnow
 from ..db.queries import counted_page, matches_text
 from ..errors import Conflict, Invalid, NotFound, RecordNotFound
@@ -204,20 +203,9 @@ def search(session: Session, *, text: str | None, username: str | None, active_o
     return counted_page(session, query, offset, limit, User.id)
 
 
-def caller_can_create_project(db: Database, user) -> bool:
-    """`can_create_project` for the authenticated caller, without opening a session."""
-    return user.projects_limit > personal_project_count_fast(db, user.id)
-
-
-_PERSONAL_PROJECTS = (
-    select(func.count(Project.id))
-    .join(Namespace, Namespace.id == Project.namespace_id)
-    .where(Namespace.owner_id == bindparam("user_id"), Namespace.kind == USER_KIND)
-)
-
-
-def personal_project_count_fast(db: Database, user_id: int) -> int:
-    return db.fast_first(_PERSONAL_PROJECTS, {"user_id": user_id})[0]
+def caller_can_create_project(caller) -> bool:
+    """`can_create_project` for the authenticated caller, whose row carries `personal_projects`."""
+    return caller.projects_limit > caller.personal_projects
 
 
 def can_create_project(session: Session, user) -> bool:

@@ -54,7 +54,7 @@ async def _password_digest(ctx: Ctx) -> str | None:
 
 @API.get("/user", summary="The authenticated user, with the private token it used")
 def current_user(ctx: Ctx):
-    can_create = users.caller_can_create_project(ctx.rt.db, ctx.actor)
+    can_create = users.caller_can_create_project(ctx.actor)
     return entities.user_login(ctx.actor, ctx.view, can_create, ctx.private_token)
 
 

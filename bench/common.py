@@ -1,0 +1,108 @@
+"""What the benchmarks share: wrk, free ports, uvicorn commands, the bare ASGI floor."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+FLOOR_APP = '''
+import os
+BODY = open(os.environ["FLOOR_BODY"], "rb").read()
+HEADERS = [(b"content-type", b"application/json"), (b"content-length", str(len(BODY)).encode())]
+
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
+    await send({"type": "http.response.body", "body": BODY})
+'''
+
+
+def ensure_wrk() -> str:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    subprocess.run(["apt-get", "update", "-qq"], check=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True)
+    return shutil.which("wrk")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until_up(url: str, headers: dict | None = None, timeout: float = 60) -> bytes:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=5) as response:
+                return response.read()
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def uvicorn_command(target: str, port: int, factory: bool) -> list[str]:
+    """The same server settings for codeyard and for the floor."""
+    command = [PYTHON, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(port), "--http", "httptools",
+               "--loop", "uvloop", "--no-access-log", "--log-level", "warning", "--no-proxy-headers",
+               "--no-server-header"]  # fmt: skip
+    return [*command, "--factory"] if factory else command
+
+
+def start_floor(tmp: Path, body: bytes, env: dict) -> tuple[subprocess.Popen, str]:
+    """A bare ASGI app answering BODY to every request; returns (process, base URL)."""
+    port = free_port()
+    (tmp / "floor_body.json").write_bytes(body)
+    (tmp / "floor_app.py").write_text(FLOOR_APP)
+    floor_env = {**env, "FLOOR_BODY": str(tmp / "floor_body.json"), "PYTHONPATH": str(tmp)}
+    process = subprocess.Popen(uvicorn_command("floor_app:app", port, False), env=floor_env, cwd=tmp)
+    base = f"http://127.0.0.1:{port}"
+    wait_until_up(base + "/")
+    return process, base
+
+
+def run_wrk(wrk: str, url: str, token: str, seconds: int, connections: int) -> dict:
+    output = subprocess.run(
+        [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-H", f"PRIVATE-TOKEN: {token}", url],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if errors:
+        raise SystemExit(f"wrk saw {errors.group(1)} error responses from {url}")
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
+        "p50_ms": _ms(re.search(r"50%\s+([\d.]+)(us|ms|s)", output)),
+        "p99_ms": _ms(re.search(r"99%\s+([\d.]+)(us|ms|s)", output)),
+    }
+
+
+def _ms(match) -> float:
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+def print_table(title: str, rows: dict[str, dict]) -> None:
+    print(f"\n{title}")
+    print(f"{'':34s} {'req/s':>10s} {'p50 ms':>8s} {'p99 ms':>8s}")
+    for name, r in rows.items():
+        print(f"{name:34s} {r['rps']:10.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}")
+
+
+def stop(processes) -> None:
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.wait(timeout=20)

@@ -1,0 +1,120 @@
+"""The permission matrix: every project endpoint x every role x every visibility.
+
+Expectations restate the reference's ability table (section 3) independently of the policy code:
+each endpoint names the least member role it needs and whether public/internal projects grant it
+to every signed-in user. Then, for any endpoint:
+  anonymous -> 401 (the API needs authentication);
+  an outsider of a private project -> 404 (never reveal it exists);
+  a role below the need -> 403, unless the project's visibility grants it;
+  the need or above, and admins -> the endpoint's success status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+ROLES = ("anonymous", "outsider", "guest", "reporter", "developer", "master", "owner", "admin")
+RANK = {"guest": 10, "reporter": 20, "developer": 30, "master": 40, "owner": 50}
+VISIBILITIES = {"private": 0, "internal": 10, "public": 20}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    method: str
+    path: str  # {id} is the project; {user} a user id; {other} another project's id
+    needs: str  # least role: guest, reporter, developer, master, owner
+    ok: int = 200
+    public_grants: bool = False  # visibility internal/public gives it to any signed-in user
+    body: dict | object = field(default_factory=dict)  # or a function of the project's visibility level
+    destructive: bool = False  # success changes the world: rebuild it for the next role
+    ok_for: dict = field(default_factory=dict)  # role -> status where success differs (e.g. 409)
+
+    @property
+    def id(self) -> str:
+        return f"{self.method} {self.path}"
+
+    def body_for(self, level: int) -> dict | None:
+        body = self.body(level) if callable(self.body) else self.body
+        return body or None
+
+
+ENDPOINTS = [
+    Endpoint("GET", "/projects/{id}", "guest", public_grants=True),
+    Endpoint("GET", "/projects/{id}/events", "guest", public_grants=True),
+    Endpoint("PUT", "/projects/{id}", "master", body={"description": "changed"}),
+    Endpoint("PUT", "/projects/{id}", "owner", body={"name": "Renamed"}),
+    Endpoint("PUT", "/projects/{id}", "owner", body=lambda level: {"visibility_level": 20 if level != 20 else 0}),
+    Endpoint("DELETE", "/projects/{id}", "owner", destructive=True),
+    Endpoint("POST", "/projects/fork/{id}", "reporter", ok=201, public_grants=True, destructive=True, ok_for={"owner": 409}),
+    Endpoint("DELETE", "/projects/{id}/fork", "owner"),
+    Endpoint("POST", "/projects/{id}/star", "guest", ok=201, public_grants=True, destructive=True),
+    Endpoint("POST", "/projects/{id}/archive", "owner", ok=201, destructive=True),
+    Endpoint("POST", "/projects/{id}/unarchive", "owner", ok=201),
+]
+
+
+class World:
+    def __init__(self, users, projects, visibility: int):
+        self.users = {role: users.create(f"{role}{visibility}{_next()}") for role in ROLES if role not in ("anonymous", "admin")}
+        self.users["admin"] = users.create(f"admin{_next()}", admin=True)
+        self.project = projects.create(self.users["owner"], name=f"target{_next()}", visibility=visibility)
+        for role in ("guest", "reporter", "developer", "master"):
+            projects.add_member(self.project, self.users[role], RANK[role])
+
+    def client(self, api, role):
+        return api.anonymous if role == "anonymous" else api.as_(self.users[role])
+
+
+_counter = iter(range(1, 10**9))
+
+
+def _next() -> int:
+    return next(_counter)
+
+
+def expected(endpoint: Endpoint, role: str, visibility: str) -> int:
+    if role == "anonymous":
+        return 401
+    success = endpoint.ok_for.get(role, endpoint.ok)
+    if role == "admin":
+        return success
+    if role == "outsider":
+        if visibility == "private":
+            return 404
+        return success if endpoint.public_grants else 403
+    if RANK[role] >= RANK[endpoint.needs]:
+        return success
+    if endpoint.public_grants and visibility != "private":
+        return success
+    return 403
+
+
+@pytest.mark.parametrize("visibility", list(VISIBILITIES))
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: f"{e.id} {sorted(e.body_for(0) or {})}")
+def test_matrix(api, users, projects, endpoint, visibility):
+    world = World(users, projects, VISIBILITIES[visibility])
+    failures = []
+    for role in ROLES:
+        path = endpoint.path.format(id=world.project.id)
+        body = endpoint.body_for(VISIBILITIES[visibility])
+        response = world.client(api, role).request(endpoint.method, path, json=body)
+        want = expected(endpoint, role, visibility)
+        if response.status_code != want:
+            failures.append(f"{role}: {response.status_code} (want {want}) {response.text[:120]}")
+        elif want == 404:
+            assert response.json() == {"message": "404 Project Not Found"}
+        if endpoint.destructive and response.status_code < 300:
+            world = World(users, projects, VISIBILITIES[visibility])
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("visibility", ["private"])
+def test_private_projects_do_not_leak_by_path(api, users, projects, visibility):
+    world = World(users, projects, VISIBILITIES[visibility])
+    outsider = api.as_(world.users["outsider"])
+    known = outsider.get(f"/projects/{world.project.ref}")
+    unknown = outsider.get("/projects/nobody%2Fnothing")
+    assert known.status_code == unknown.status_code == 404
+    assert known.json() == unknown.json()

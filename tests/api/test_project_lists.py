@@ -1,0 +1,155 @@
+"""Project lists: /projects, /owned, /starred, /all, /search/:query — scopes, filters, order, queries."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from sqlalchemy import event
+
+GUEST, DEVELOPER, MASTER, OWNER = 10, 30, 40, 50
+
+
+def ids(response) -> list[int]:
+    assert response.status_code == 200, response.text
+    return [p["id"] for p in response.json()]
+
+
+@pytest.fixture
+def world(users, projects):
+    """alice owns a private, an internal and a public project; bob is a developer of the private one;
+    carol owns group 'team' with a project; bob is a master of the group."""
+    alice, bob, carol, dave = (users.create(n) for n in ("alice", "bob", "carol", "dave"))
+    private = projects.create(alice, name="alpha private", description="first")
+    internal = projects.create(alice, name="beta internal", visibility=10)
+    public = projects.create(alice, name="gamma public", visibility=20)
+    projects.add_member(private, bob, DEVELOPER)
+    team = projects.group(carol, "team", visibility=20)
+    grouped = projects.create(carol, group=team, name="delta grouped", visibility=20)
+    projects.add_group_member(team, bob, MASTER)
+    return {"alice": alice, "bob": bob, "carol": carol, "dave": dave, "private": private, "internal": internal,
+            "public": public, "team": team, "grouped": grouped}  # fmt: skip
+
+
+def test_projects_lists_memberships_only(api, world):
+    w = world
+    assert sorted(ids(api.as_(w["alice"]).get("/projects"))) == sorted([w["private"].id, w["internal"].id, w["public"].id])
+    assert sorted(ids(api.as_(w["bob"]).get("/projects"))) == sorted([w["private"].id, w["grouped"].id])
+    assert ids(api.as_(w["dave"]).get("/projects")) == []  # public projects are not memberships
+    assert api.anonymous.get("/projects").status_code == 401
+
+
+def test_permissions_in_lists(api, world):
+    w = world
+    listed = {p["id"]: p for p in api.as_(w["bob"]).get("/projects").json()}
+    assert listed[w["private"].id]["permissions"] == {
+        "project_access": {"access_level": DEVELOPER, "notification_level": 3}, "group_access": None
+    }
+    assert listed[w["grouped"].id]["permissions"] == {
+        "project_access": None, "group_access": {"access_level": MASTER, "notification_level": 3}
+    }
+    carol = api.as_(w["carol"]).get("/projects").json()[0]
+    assert carol["permissions"]["group_access"]["access_level"] == OWNER
+    assert all("public_builds" in p and "runners_token" not in p for p in listed.values())
+
+
+def test_owned(api, world):
+    w = world
+    assert sorted(ids(api.as_(w["alice"]).get("/projects/owned"))) == sorted([w["private"].id, w["internal"].id, w["public"].id])
+    assert ids(api.as_(w["carol"]).get("/projects/owned")) == [w["grouped"].id]
+    assert ids(api.as_(w["bob"]).get("/projects/owned")) == []  # a group master does not own it
+
+
+def test_all_is_for_admins(api, world, admin):
+    w = world
+    assert api.as_(w["alice"]).get("/projects/all").status_code == 403
+    everything = api.as_(admin).get("/projects/all")
+    assert len(ids(everything)) == 4
+    assert all("permissions" in p for p in everything.json())
+
+
+def test_filters_and_order(api, world):
+    w = world
+    as_alice = api.as_(w["alice"])
+    assert ids(as_alice.get("/projects", params={"search": "BETA"})) == [w["internal"].id]
+    assert ids(as_alice.get("/projects", params={"search": "first"})) == [w["private"].id]  # description
+    assert ids(as_alice.get("/projects", params={"visibility": "public"})) == [w["public"].id]
+    assert ids(as_alice.get("/projects", params={"visibility": "internal"})) == [w["internal"].id]
+    newest_first = ids(as_alice.get("/projects"))
+    assert newest_first == [w["public"].id, w["internal"].id, w["private"].id]
+    assert ids(as_alice.get("/projects", params={"order_by": "id", "sort": "asc"})) == newest_first[::-1]
+    assert ids(as_alice.get("/projects", params={"order_by": "name", "sort": "asc"}))[0] == w["private"].id
+    for bad in ({"order_by": "stars"}, {"sort": "sideways"}, {"visibility": "secret"}, {"archived": "perhaps"}):
+        response = as_alice.get("/projects", params=bad)
+        assert response.status_code == 400, bad
+        assert list(response.json()["message"]) == list(bad)
+
+
+def test_pagination(api, users, projects):
+    alice = users.create("alice")
+    for i in range(5):
+        projects.create(alice, name=f"p{i}")
+    page = api.as_(alice).get("/projects", params={"per_page": 2, "page": 2, "order_by": "name", "sort": "asc"})
+    assert [p["name"] for p in page.json()] == ["p2", "p3"]
+    assert page.headers["x-total"] == "5" and page.headers["x-total-pages"] == "3"
+
+
+def test_starred_only_lists_readable_projects(api, world, projects):
+    w = world
+    api.as_(w["dave"]).post(f"/projects/{w['public'].id}/star")
+    assert ids(api.as_(w["dave"]).get("/projects/starred")) == [w["public"].id]
+
+
+def test_search_endpoint(api, world, users):
+    w = world
+    external = users.create("ext", external=True)
+    assert sorted(ids(api.as_(w["dave"]).get("/projects/search/a"))) == sorted(
+        [w["internal"].id, w["public"].id, w["grouped"].id]
+    )
+    assert sorted(ids(api.as_(w["alice"]).get("/projects/search/A"))) == sorted(
+        [w["private"].id, w["internal"].id, w["public"].id, w["grouped"].id]
+    )
+    assert sorted(ids(api.as_(external).get("/projects/search/a"))) == sorted([w["public"].id, w["grouped"].id])
+    assert ids(api.as_(w["alice"]).get("/projects/search/gamma")) == [w["public"].id]
+    ordered = ids(api.as_(w["alice"]).get("/projects/search/a", params={"order_by": "name", "sort": "desc"}))
+    assert ordered[0] == w["public"].id
+    assert "permissions" not in api.as_(w["alice"]).get("/projects/search/gamma").json()[0]
+    assert api.anonymous.get("/projects/search/a").status_code == 401
+    assert api.as_(w["alice"]).get("/projects/search/a", params={"order_by": "path"}).status_code == 400
+
+
+@contextlib.contextmanager
+def counting(rt):
+    statements: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
+
+    event.listen(rt.db.engine, "before_cursor_execute", count)
+    try:
+        yield statements
+    finally:
+        event.remove(rt.db.engine, "before_cursor_execute", count)
+
+
+@pytest.mark.parametrize("path", ["/projects", "/projects/all", "/projects/owned", "/projects/search/p"])
+def test_lists_run_a_fixed_number_of_queries(api, users, projects, rt, path):
+    admin = users.create("boss", admin=True, projects_limit=100)
+    team = projects.group(admin, "team", visibility=20)
+    for i in range(12):
+        project = projects.create(admin, name=f"p{i}", visibility=20 if i % 2 else 0)
+        projects.add_member(project, users.create(f"member{i}"), DEVELOPER)
+    forker = users.create("forker")
+    for i in range(3):
+        source = projects.create(admin, group=team, name=f"g{i}", visibility=20)
+        api.as_(admin).post(f"/projects/{source.id}/star")
+        assert api.as_(forker).post(f"/projects/fork/{source.id}").status_code == 201
+    counts = []
+    for per_page in (2, 100):
+        with counting(rt) as statements:
+            response = api.as_(admin).get(path, params={"per_page": per_page})
+        assert response.status_code == 200
+        assert len(response.json()) == min(per_page, int(response.headers["x-total"])) >= 2
+        counts.append(len(statements))
+    assert counts[0] == counts[1], counts
+    assert counts[0] <= 10

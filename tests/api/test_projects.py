@@ -1,0 +1,434 @@
+"""Projects API: get, create, edit, delete, fork, fork relations, stars, archiving, events."""
+
+from __future__ import annotations
+
+import pytest
+
+from codeyard.db.models import Event, ForkLink, Project, ProjectMember, Tombstone
+from codeyard.git import storage
+from codeyard.services import projects as project_service
+
+SPEC_FIELDS = {
+    "id", "description", "default_branch", "public", "visibility_level", "ssh_url_to_repo", "http_url_to_repo",
+    "web_url", "tag_list", "owner", "name", "name_with_namespace", "path", "path_with_namespace", "issues_enabled",
+    "merge_requests_enabled", "builds_enabled", "wiki_enabled", "snippets_enabled", "open_issues_count",
+    "created_at", "last_activity_at", "creator_id", "namespace", "archived", "avatar_url", "shared_runners_enabled",
+    "forks_count", "star_count",
+}  # fmt: skip
+GUEST, REPORTER, DEVELOPER, MASTER = 10, 20, 30, 40
+
+
+def count(rt, model, **filters) -> int:
+    with rt.db.session() as session:
+        return session.query(model).filter_by(**filters).count()
+
+
+def repository_exists(rt, project_id: int) -> bool:
+    return (storage.repository_path(rt.config.repositories_dir, project_id) / "HEAD").exists()
+
+
+# --- get ------------------------------------------------------------------------------------------
+
+
+def test_single_project_entity(api, users, projects):
+    alice = users.create("alice", name="Alice A")
+    project = projects.create(alice, name="Hello World", description="hi")
+    body = api.as_(alice).get(f"/projects/{project.id}").json()
+    assert set(body) >= SPEC_FIELDS
+    assert "public_builds" not in body  # only in lists (reference DECISIONS row 8)
+    assert body["path"] == "hello-world" and body["path_with_namespace"] == "alice/hello-world"
+    assert body["name_with_namespace"] == "Alice A / Hello World"
+    assert body["web_url"] == "http://testserver/alice/hello-world"
+    assert body["http_url_to_repo"] == "http://testserver/alice/hello-world.git"
+    assert body["owner"]["id"] == alice.id and body["owner"]["username"] == "alice"
+    assert set(body["namespace"]) >= {"created_at", "description", "id", "name", "owner_id", "path", "updated_at"}
+    assert body["permissions"] == {"project_access": {"access_level": 40, "notification_level": 3}, "group_access": None}
+    assert len(body["runners_token"]) == 20
+    assert body["creator_id"] == alice.id and body["public"] is False and body["visibility_level"] == 0
+
+
+def test_get_by_path_any_case_and_with_dots(api, users, projects):
+    alice = users.create("dot.user")
+    project = projects.create(alice, name="My.Project", path="my.project")
+    for ref in ("dot.user%2Fmy.project", "DOT.USER%2FMy.Project", str(project.id)):
+        response = api.as_(alice).get(f"/projects/{ref}")
+        assert response.status_code == 200, ref
+        assert response.json()["id"] == project.id
+
+
+def test_invisible_and_unknown_projects_are_404(api, users, projects):
+    alice, bob = users.create("alice"), users.create("bob")
+    private = projects.create(alice, name="secret")
+    for ref in (private.id, private.ref, 999999, "nope%2Fnope", "abc"):
+        response = api.as_(bob).get(f"/projects/{ref}")
+        assert response.status_code == 404
+        assert response.json() == {"message": "404 Project Not Found"}
+    assert api.anonymous.get(f"/projects/{private.id}").status_code == 401
+
+
+def test_runners_token_only_for_project_admins(api, users, projects):
+    alice, dev = users.create("alice"), users.create("dev")
+    project = projects.create(alice, visibility=20)
+    projects.add_member(project, dev, DEVELOPER)
+    assert "runners_token" in api.as_(alice).get(f"/projects/{project.id}").json()
+    assert "runners_token" not in api.as_(dev).get(f"/projects/{project.id}").json()
+    assert "runners_token" not in api.as_(alice).get("/projects").json()[0]
+
+
+# --- create ---------------------------------------------------------------------------------------
+
+
+def test_create_with_only_a_name(api, users, rt):
+    alice = users.create("alice")
+    response = api.as_(alice).post("/projects", json={"name": "My Project"})
+    assert response.status_code == 201
+    body = response.json()
+    assert body["path"] == "my-project" and body["name"] == "My Project"
+    assert body["owner"]["id"] == alice.id and body["namespace"]["path"] == "alice"
+    assert body["visibility_level"] == 0 and body["issues_enabled"] is True and body["snippets_enabled"] is False
+    assert "runners_token" in body
+    assert repository_exists(rt, body["id"])
+    with rt.db.session() as session:
+        member = session.query(ProjectMember).filter_by(project_id=body["id"], user_id=alice.id).one()
+        assert member.access_level == MASTER
+        assert session.query(Event).filter_by(project_id=body["id"]).one().action == 1
+
+
+def test_create_echoes_every_attribute(api, users):
+    alice = users.create("alice")
+    attrs = {
+        "name": "Thing", "path": "camelCasePath", "description": "about", "issues_enabled": False,
+        "merge_requests_enabled": False, "builds_enabled": False, "wiki_enabled": False, "snippets_enabled": True,
+        "public_builds": False, "shared_runners_enabled": False, "tag_list": ["a", "b"],
+    }  # fmt: skip
+    body = api.as_(alice).post("/projects", json=attrs).json()
+    assert {key: body[key] for key in attrs if key != "public_builds"} == {k: v for k, v in attrs.items() if k != "public_builds"}
+    assert "open_issues_count" not in body
+    listed = api.as_(alice).get("/projects").json()[0]
+    assert listed["public_builds"] is False
+
+
+@pytest.mark.parametrize(
+    ("params", "level"),
+    [({"public": True}, 20), ({"public": "false"}, 0), ({"visibility_level": 10, "public": True}, 10), ({}, 0)],
+)
+def test_public_and_visibility_level(api, users, params, level):
+    alice = users.create("alice")
+    body = api.as_(alice).post("/projects", json={"name": "p", **params}).json()
+    assert body["visibility_level"] == level and body["public"] is (level == 20)
+
+
+def test_default_project_visibility_setting(api, users, admin):
+    api.as_(admin).put("/application/settings", json={"default_project_visibility": 10})
+    assert api.as_(users.create("alice")).post("/projects", json={"name": "p"}).json()["visibility_level"] == 10
+
+
+def test_restricted_visibility(api, users, admin, rt):
+    alice = users.create("alice")
+    api.as_(admin).put("/application/settings", json={"restricted_visibility_levels": [20]})
+    response = api.as_(alice).post("/projects", json={"name": "p", "public": True})
+    assert response.status_code == 400
+    assert response.json() == {"message": {"visibility_level": ["public has been restricted by your GitLab administrator"]}}
+    assert count(rt, Project) == 0
+    assert api.as_(admin).post("/projects", json={"name": "p", "public": True}).status_code == 201
+
+
+def test_create_requires_name_and_valid_fields(api, users, rt):
+    alice = users.create("alice")
+    assert api.as_(alice).post("/projects", json={"path": "x"}).json() == {"message": '400 (Bad request) "name" not given'}
+    cases = [
+        ({"name": "-bad start"}, "name"),
+        ({"name": "ok", "path": "has space"}, "path"),
+        ({"name": "ok", "path": "ends.git"}, "path"),
+        ({"name": "ok", "path": "-dash"}, "path"),
+        ({"name": "n" * 256}, "name"),
+        ({"name": "ok", "description": "d" * 2001}, "description"),
+        ({"name": "ok", "visibility_level": 5}, "visibility_level"),
+        ({"name": "ok", "issues_enabled": "sometimes"}, "issues_enabled"),
+        ({"name": "ok", "import_url": "file:///etc"}, "import_url"),
+    ]
+    for body, field in cases:
+        response = api.as_(alice).post("/projects", json=body)
+        assert response.status_code == 400, body
+        assert field in response.json()["message"], body
+    assert count(rt, Project) == 0
+
+
+def test_duplicate_name_or_path_is_409_with_field_map(api, users, projects, rt):
+    alice = users.create("alice")
+    projects.create(alice, name="Taken")
+    response = api.as_(alice).post("/projects", json={"name": "taken"})
+    assert response.status_code == 409
+    assert response.json() == {"message": {"name": ["has already been taken"], "path": ["has already been taken"]}}
+    assert api.as_(alice).post("/projects", json={"name": "Other", "path": "TAKEN"}).json() == {
+        "message": {"path": ["has already been taken"]}
+    }
+    # The same name in another namespace is fine.
+    assert api.as_(users.create("bob")).post("/projects", json={"name": "Taken"}).status_code == 201
+    assert count(rt, Project) == 2
+
+
+def test_project_limit(api, users, rt):
+    alice = users.create("alice", projects_limit=1)
+    assert api.as_(alice).post("/projects", json={"name": "one"}).status_code == 201
+    response = api.as_(alice).post("/projects", json={"name": "two"})
+    assert response.status_code == 403
+    assert "Your project limit is 1 projects" in response.json()["message"]
+    assert count(rt, Project) == 1
+    assert api.as_(alice).get("/user").json()["can_create_project"] is False
+    zero = users.create("zero", projects_limit=0)
+    assert api.as_(zero).post("/projects", json={"name": "one"}).status_code == 403
+
+
+def test_namespace_id(api, users, projects):
+    alice, bob = users.create("alice"), users.create("bob")
+    group = projects.group(alice, "team")
+    in_group = api.as_(alice).post("/projects", json={"name": "p", "namespace_id": group.id})
+    assert in_group.status_code == 201 and in_group.json()["namespace"]["path"] == "team"
+    assert in_group.json()["owner"]["id"] == group.id  # a group project's owner is the group
+    alice_namespace = next(n["id"] for n in api.as_(alice).get("/namespaces").json() if n["path"] == "alice")
+    for namespace_id in (alice_namespace, group.id, 999999):
+        response = api.as_(bob).post("/projects", json={"name": "q", "namespace_id": namespace_id})
+        assert response.status_code == 400
+        assert response.json() == {"message": {"namespace": ["is not valid"]}}
+
+
+def test_group_visibility_caps_project_visibility(api, users, projects):
+    alice = users.create("alice")
+    group = projects.group(alice, "team", visibility=10)
+    response = api.as_(alice).post("/projects", json={"name": "p", "namespace_id": group.id, "visibility_level": 20})
+    assert response.status_code == 400
+    assert response.json() == {"message": {"visibility_level": ["public is not allowed in a internal group."]}}
+
+
+def test_create_for_user(api, users, admin, rt):
+    alice = users.create("alice")
+    response = api.as_(admin).post(f"/projects/user/{alice.id}", json={"name": "For Alice"})
+    assert response.status_code == 201
+    body = response.json()
+    assert body["owner"]["id"] == alice.id and body["namespace"]["path"] == "alice" and body["creator_id"] == admin.id
+    assert api.as_(alice).post(f"/projects/user/{admin.id}", json={"name": "x"}).status_code == 403
+    assert api.as_(admin).post("/projects/user/999999", json={"name": "x"}).json() == {"message": "404 Not found"}
+    assert api.as_(admin).post(f"/projects/user/{alice.id}", json={}).status_code == 400
+    assert count(rt, Project) == 1
+
+
+# --- update ---------------------------------------------------------------------------------------
+
+
+def test_owner_edits(api, users, projects):
+    alice = users.create("alice")
+    project = projects.create(alice, name="old")
+    response = api.as_(alice).put(f"/projects/{project.id}", json={"name": "new", "visibility_level": 20, "description": "d"})
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["name"], body["visibility_level"], body["description"]) == ("new", 20, "d")
+    assert api.as_(alice).put(f"/projects/{project.id}", json={"public": False}).json()["visibility_level"] == 0
+
+
+def test_master_edits_but_cannot_rename_or_change_visibility(api, users, projects):
+    alice, master, dev = users.create("alice"), users.create("master"), users.create("dev")
+    project = projects.create(alice, name="proj")
+    projects.add_member(project, master, MASTER)
+    projects.add_member(project, dev, DEVELOPER)
+    as_master = api.as_(master)
+    assert as_master.put(f"/projects/{project.id}", json={"path": "renamed-path", "issues_enabled": False}).status_code == 200
+    assert as_master.put(f"/projects/{project.id}", json={"name": "proj"}).status_code == 200  # unchanged name is fine
+    assert as_master.put(f"/projects/{project.id}", json={"name": "other"}).status_code == 403
+    assert as_master.put(f"/projects/{project.id}", json={"visibility_level": 20}).status_code == 403
+    assert api.as_(dev).put(f"/projects/{project.id}", json={"description": "x"}).status_code == 403
+    assert api.anonymous.put(f"/projects/{project.id}", json={"description": "x"}).status_code == 401
+    body = api.as_(alice).get(f"/projects/{project.id}").json()
+    assert (body["name"], body["path"], body["visibility_level"], body["issues_enabled"]) == ("proj", "renamed-path", 0, False)
+
+
+def test_invalid_edits_are_400_and_change_nothing(api, users, projects):
+    alice = users.create("alice")
+    project = projects.create(alice, name="one")
+    projects.create(alice, name="two")
+    for body, field in [({"name": "two"}, "name"), ({"path": "TWO"}, "path"), ({"path": "bad path"}, "path"),
+                        ({"visibility_level": 7}, "visibility_level"), ({"wiki_enabled": "maybe"}, "wiki_enabled")]:  # fmt: skip
+        response = api.as_(alice).put(f"/projects/{project.id}", json=body)
+        assert response.status_code == 400, body
+        assert field in response.json()["message"], body
+    assert api.as_(alice).get(f"/projects/{project.id}").json()["path"] == "one"
+    # The same name and path in another namespace are fine.
+    other = projects.create(users.create("bob"), name="elsewhere")
+    assert api.as_(users.create("carol", admin=True)).put(f"/projects/{other.id}", json={"name": "two", "path": "two"}).status_code == 200
+
+
+def test_default_branch_must_exist_once_there_are_branches(api, users, projects):
+    alice = users.create("alice")
+    project = projects.create(alice)
+    assert api.as_(alice).put(f"/projects/{project.id}", json={"default_branch": "develop"}).json()["default_branch"] == "develop"
+
+
+# --- delete ---------------------------------------------------------------------------------------
+
+
+def test_delete(api, users, projects, rt):
+    alice, dev, admin = users.create("alice"), users.create("dev"), users.create("root2", admin=True)
+    project = projects.create(alice)
+    projects.add_member(project, dev, DEVELOPER)
+    assert api.as_(dev).delete(f"/projects/{project.id}").status_code == 403
+    assert repository_exists(rt, project.id)
+    response = api.as_(alice).delete(f"/projects/{project.id}")
+    assert response.status_code == 200
+    assert count(rt, Project) == 0 and count(rt, ProjectMember) == 0 and count(rt, Event) == 0
+    assert not repository_exists(rt, project.id)
+    assert count(rt, Tombstone, kind="project", object_id=project.id) == 1
+    # Idempotent for those who could have deleted it; still hidden from others.
+    assert api.as_(alice).delete(f"/projects/{project.id}").status_code == 200
+    assert api.as_(alice).delete(f"/projects/{project.ref}").status_code == 200
+    assert api.as_(admin).delete(f"/projects/{project.id}").status_code == 200
+    assert api.as_(dev).delete(f"/projects/{project.id}").status_code == 404
+    assert api.as_(alice).delete("/projects/999999").json() == {"message": "404 Project Not Found"}
+
+
+def test_delete_others_private_project_is_404_and_admin_may(api, users, projects, admin, rt):
+    alice, bob = users.create("alice"), users.create("bob")
+    project = projects.create(alice)
+    assert api.as_(bob).delete(f"/projects/{project.id}").status_code == 404
+    assert api.as_(admin).delete(f"/projects/{project.id}").status_code == 200
+    assert count(rt, Project) == 0
+
+
+def test_deleting_a_user_deletes_their_projects(api, users, projects, admin, rt):
+    alice = users.create("alice")
+    project = projects.create(alice)
+    assert api.as_(admin).delete(f"/users/{alice.id}").status_code == 200
+    assert count(rt, Project) == 0 and not repository_exists(rt, project.id)
+
+
+def test_sole_group_owner_cannot_be_deleted(api, users, projects, admin, rt):
+    alice = users.create("alice")
+    projects.group(alice, "team")
+    response = api.as_(admin).delete(f"/users/{alice.id}")
+    assert response.status_code == 409
+    assert "team" in response.json()["message"]
+
+
+# --- forks ----------------------------------------------------------------------------------------
+
+
+def test_fork(api, users, projects, rt):
+    alice, bob = users.create("alice"), users.create("bob")
+    source = projects.create(alice, name="Source", description="orig", visibility=10)
+    response = api.as_(bob).post(f"/projects/fork/{source.id}")
+    assert response.status_code == 201
+    fork = response.json()
+    assert (fork["name"], fork["path"], fork["description"], fork["visibility_level"]) == ("Source", "source", "orig", 10)
+    assert fork["owner"]["id"] == bob.id and fork["namespace"]["path"] == "bob"
+    assert fork["forked_from_project"] == {
+        "id": source.id, "name": "Source", "name_with_namespace": "User alice / Source", "path": "source",
+        "path_with_namespace": "alice/source",
+    }  # fmt: skip
+    assert repository_exists(rt, fork["id"])
+    assert api.as_(alice).get(f"/projects/{source.id}").json()["forks_count"] == 1
+    again = api.as_(bob).post(f"/projects/fork/{source.id}")
+    assert again.status_code == 409
+    assert again.json() == {"message": {"name": ["has already been taken"], "path": ["has already been taken"]}}
+
+
+def test_fork_permissions(api, users, projects):
+    alice, guest, reporter, outsider = users.create("alice"), users.create("guest"), users.create("rep"), users.create("out")
+    private = projects.create(alice, name="private")
+    projects.add_member(private, guest, GUEST)
+    projects.add_member(private, reporter, REPORTER)
+    assert api.as_(outsider).post(f"/projects/fork/{private.id}").json() == {"message": "404 Project Not Found"}
+    assert api.as_(guest).post(f"/projects/fork/{private.id}").status_code == 403  # guests may not read the code
+    assert api.as_(reporter).post(f"/projects/fork/{private.id}").status_code == 201
+    assert api.as_(alice).post("/projects/fork/999999").status_code == 404
+    assert api.anonymous.post(f"/projects/fork/{private.id}").json() == {"message": "401 Unauthorized"}
+
+
+def test_fork_hits_the_project_limit_as_409(api, users, projects):
+    alice, bob = users.create("alice"), users.create("bob", projects_limit=0)
+    source = projects.create(alice, visibility=20)
+    response = api.as_(bob).post(f"/projects/fork/{source.id}")
+    assert response.status_code == 409
+    assert "limit_reached" in response.json()["message"]
+
+
+def test_fork_relations(api, users, projects, admin, rt):
+    alice = users.create("alice")
+    a, b, c = (projects.create(alice, name=n) for n in ("a", "b", "c"))
+    assert api.as_(alice).post(f"/projects/{a.id}/fork/{b.id}").status_code == 403
+    response = api.as_(admin).post(f"/projects/{a.id}/fork/{b.id}")
+    assert response.status_code == 201
+    assert response.json()["forked_to_project_id"] == a.id and response.json()["forked_from_project_id"] == b.id
+    assert api.as_(admin).post(f"/projects/{a.id}/fork/{c.id}").status_code == 409
+    assert api.as_(admin).post(f"/projects/{c.id}/fork/999999").json() == {"message": "404 Source Project Not Found"}
+    assert api.as_(alice).get(f"/projects/{a.id}").json()["forked_from_project"]["id"] == b.id
+    assert api.as_(alice).delete(f"/projects/{a.id}/fork").status_code == 200
+    assert count(rt, ForkLink) == 0
+    not_forked = api.as_(alice).delete(f"/projects/{a.id}/fork")
+    assert not_forked.status_code == 200 and not_forked.json() is None
+
+
+def test_fork_relation_removal_needs_owner(api, users, projects, admin):
+    alice, master = users.create("alice"), users.create("master")
+    a, b = projects.create(alice, name="a"), projects.create(alice, name="b")
+    projects.add_member(a, master, MASTER)
+    api.as_(admin).post(f"/projects/{a.id}/fork/{b.id}")
+    assert api.as_(master).delete(f"/projects/{a.id}/fork").status_code == 403
+    assert api.as_(users.create("out")).delete(f"/projects/{a.id}/fork").status_code == 404
+
+
+# --- stars, archiving, events ---------------------------------------------------------------------
+
+
+def test_star_and_unstar(api, users, projects):
+    alice, bob = users.create("alice"), users.create("bob")
+    project = projects.create(alice, visibility=20)
+    first = api.as_(bob).post(f"/projects/{project.id}/star")
+    assert first.status_code == 201 and first.json()["star_count"] == 1
+    assert api.as_(bob).post(f"/projects/{project.id}/star").status_code == 304
+    assert [p["id"] for p in api.as_(bob).get("/projects/starred").json()] == [project.id]
+    assert "permissions" not in api.as_(bob).get("/projects/starred").json()[0]
+    unstar = api.as_(bob).delete(f"/projects/{project.id}/star")
+    assert unstar.status_code == 200 and unstar.json()["star_count"] == 0
+    assert api.as_(bob).delete(f"/projects/{project.id}/star").status_code == 304
+    private = projects.create(alice, name="private")
+    assert api.as_(bob).post(f"/projects/{private.id}/star").status_code == 404
+
+
+def test_archive_and_unarchive(api, users, projects):
+    alice, master = users.create("alice"), users.create("master")
+    project = projects.create(alice)
+    projects.add_member(project, master, MASTER)
+    assert api.as_(master).post(f"/projects/{project.id}/archive").status_code == 403
+    response = api.as_(alice).post(f"/projects/{project.id}/archive")
+    assert response.status_code == 201 and response.json()["archived"] is True
+    assert [p["id"] for p in api.as_(alice).get("/projects", params={"archived": "true"}).json()] == [project.id]
+    assert api.as_(alice).get("/projects", params={"archived": "false"}).json() == []
+    assert api.as_(alice).post(f"/projects/{project.id}/unarchive").json()["archived"] is False
+
+
+def test_events(api, users, projects, rt):
+    alice = users.create("alice")
+    project = projects.create(alice)
+    with rt.db.transaction() as session:
+        from codeyard.services import events
+
+        stored = session.get(Project, project.id)
+        events.record(session, stored, alice.id, events.JOINED)
+        events.record(session, stored, None, events.LEFT)  # no author: never listed
+    response = api.as_(alice).get(f"/projects/{project.id}/events")
+    assert response.status_code == 200
+    body = response.json()
+    assert [e["action_name"] for e in body] == ["joined", "created"]
+    assert body[0]["author_username"] == "alice" and body[0]["author"]["name"] == "User alice"
+    assert set(body[0]) >= {"title", "project_id", "action_name", "target_id", "target_type", "author_id", "data", "target_title", "created_at"}
+    assert response.headers["x-total"] == "2"
+    assert api.as_(users.create("bob")).get(f"/projects/{project.id}/events").json() == {"message": "404 Project Not Found"}
+
+
+def test_runners_token_is_derived_and_stored_only_as_digest(rt, users, projects):
+    alice = users.create("alice")
+    project = projects.create(alice)
+    with rt.db.session() as session:
+        stored = session.get(Project, project.id)
+        token = project_service.runners_token(rt.secret_key, stored)
+        assert stored.runners_token_digest == project_service.digest(token)
+        assert token not in (stored.runners_token_nonce, stored.runners_token_digest)
