@@ -8,6 +8,7 @@ from sqlalchemy import delete, func, select
 
 from codeyard.db.models import Event, ProjectMember
 from codeyard.services import events
+from codeyard.services import members as member_service
 
 from ..support import ROLES, QueryCounter, make_team
 
@@ -443,3 +444,28 @@ def test_python_gitlab_members(live, users, projects, rt):
     by_path = gl.projects.get(project.path_with_namespace)
     assert [m.username for m in by_path.members.list(query="own")] == ["owner"]
     assert event_log(rt, project) == [("joined", alice.id), ("left", alice.id)]
+
+
+def test_concurrent_add_of_the_same_member_returns_the_winner(api, users, projects, rt, monkeypatch):
+    """The request that loses the race on the unique (project, user) pair answers like a repeated add."""
+    if rt.db.is_sqlite:
+        pytest.skip("SQLite serialises writers (BEGIN IMMEDIATE): this race cannot happen there")
+    owner, alice = users.create("owner"), users.create("alice")
+    project = projects.create(owner)
+    real_find = member_service.find
+    calls = []
+
+    def find_after_a_rival_commits(session, target, user_id):
+        calls.append(user_id)
+        if len(calls) == 1:
+            # Between our lookup and our insert, another request adds alice as a guest.
+            projects.add_member(project, alice, GUEST)
+            return None
+        return real_find(session, target, user_id)
+
+    monkeypatch.setattr(member_service, "find", find_after_a_rival_commits)
+    response = api.as_(owner).post(f"/projects/{project.id}/members", json={"user_id": alice.id, "access_level": MASTER})
+    assert response.status_code == 201
+    assert response.json()["access_level"] == GUEST
+    assert levels(rt, project) == {owner.id: MASTER, alice.id: GUEST}
+    assert event_log(rt, project) == []

@@ -12,6 +12,7 @@ the rules here are about the membership itself:
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, contains_eager, joinedload
 
 from ..db.models import Project, ProjectMember, User
@@ -83,8 +84,15 @@ def add(session: Session, actor, project: Project, user_id: int, level: int) -> 
         raise NotFound("User")
     _check_owner_level(project, user_id, level)
     member = ProjectMember(project_id=project.id, user_id=user_id, access_level=level, created_by_id=actor.id, user=user)
-    session.add(member)
-    session.flush()
+    try:
+        with session.begin_nested():
+            session.add(member)
+    except IntegrityError:
+        # A concurrent request added the same member first: theirs is the membership.
+        existing = find(session, project, user_id)
+        if existing is None:
+            raise
+        return existing
     if not owns_namespace(project, user_id):
         events.record(session, project, user_id, events.JOINED)
     return member
