@@ -10,6 +10,7 @@ from sqlalchemy import select
 from starlette.datastructures import UploadFile
 
 from codeyard.db.models import Project, Upload, User
+from codeyard.errors import Invalid
 from codeyard.services import uploads as upload_service
 
 from ..support import ROLES, make_team
@@ -206,6 +207,32 @@ def test_failed_transaction_leaves_no_file(rt, owner, project):
         session.rollback()
     assert files_on_disk(rt) == []
     assert rows(rt) == []
+
+
+def test_size_is_measured_while_copying(rt, owner, project, api, admin):
+    """A file whose size the multipart parser did not report is still measured."""
+    set_limit(api, admin, 1)
+    with rt.db.session() as session:
+        actor, target = session.get(User, owner.id), session.get(Project, project.id)
+        source = UploadFile(io.BytesIO(b"x" * (MB + 1)), filename="big.bin")
+        assert source.size is None
+        with pytest.raises(Invalid) as caught:
+            upload_service.store(session, rt, actor, target, source)
+        assert caught.value.errors == {"file": ["is too big (should be at most 1 MB)"]}
+        session.rollback()
+    assert files_on_disk(rt) == [] and rows(rt) == []
+
+
+def test_files_reached_through_a_link_out_of_the_uploads_dir_are_404(api, owner, project, rt, tmp_path):
+    secret = "a" * 32
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.txt").write_text("not yours")
+    (rt.config.uploads_dir / str(project.id)).mkdir(parents=True)
+    (rt.config.uploads_dir / str(project.id) / secret).symlink_to(outside)
+    with rt.db.transaction() as session:
+        session.add(Upload(project_id=project.id, secret=secret, filename="x.txt", size=9, content_type="text/plain"))
+    assert web(api, f"/{project.path_with_namespace}/uploads/{secret}/x.txt", owner).status_code == 404
 
 
 def test_project_deletion_removes_its_uploads(api, owner, project, rt):
