@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from sqlalchemy import event as sqlalchemy_event
 
 from codeyard import config as config_module
 from codeyard.db.models import GroupMember, Namespace, ProjectMember, User
@@ -220,3 +221,56 @@ class LiveServer:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+
+
+# --- roles on one project, counted queries (members, hooks, uploads) ------------------------------
+
+ROLES = ("anonymous", "outsider", "guest", "reporter", "developer", "master", "owner", "admin")
+ROLE_LEVELS = {"guest": 10, "reporter": 20, "developer": 30, "master": 40}
+
+
+@dataclass(frozen=True)
+class Team:
+    """A project with one user per role: outsider (signed in, not a member), guest..master (direct
+    members), owner (the namespace owner), admin; `anonymous` is None."""
+
+    project: TestProject
+    people: dict
+
+    __test__ = False
+
+    def user(self, role: str) -> TestUser | None:
+        return self.people.get(role)
+
+
+def make_team(users: UserFactory, projects: ProjectFactory, admin: TestUser, visibility: int = 0, prefix: str = "") -> Team:
+    owner = users.create(f"{prefix}owner")
+    project = projects.create(owner, visibility=visibility)
+    people = {"owner": owner, "admin": admin, "outsider": users.create(f"{prefix}outsider")}
+    for role, level in ROLE_LEVELS.items():
+        people[role] = users.create(f"{prefix}{role}")
+        projects.add_member(project, people[role], level)
+    return Team(project, people)
+
+
+class QueryCounter:
+    """Counts the SQL statements sent through the runtime's engine while active (a context manager)."""
+
+    def __init__(self, rt: Runtime):
+        self.engine = rt.db.engine
+        self.statements: list[str] = []
+
+    def _record(self, _connection, _cursor, statement, _parameters, _context, _executemany) -> None:
+        if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")):
+            self.statements.append(statement)
+
+    def __enter__(self) -> QueryCounter:
+        sqlalchemy_event.listen(self.engine, "before_cursor_execute", self._record)
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        sqlalchemy_event.remove(self.engine, "before_cursor_execute", self._record)
+
+    @property
+    def count(self) -> int:
+        return len(self.statements)

@@ -432,3 +432,29 @@ def test_runners_token_is_derived_and_stored_only_as_digest(rt, users, projects)
         token = project_service.runners_token(rt.secret_key, stored)
         assert stored.runners_token_digest == project_service.digest(token)
         assert token not in (stored.runners_token_nonce, stored.runners_token_digest)
+
+
+def test_group_project_shapes(api, users, projects):
+    alice = users.create("alice")
+    group = projects.group(alice, "team")
+    project = projects.create(alice, group=group, name="Tool")
+    body = api.as_(alice).get(f"/projects/{project.id}").json()
+    assert body["owner"]["kind"] == "group" and body["namespace"]["path"] == "team"
+    assert body["name_with_namespace"] == "Team / Tool"
+    assert body["permissions"] == {"project_access": None, "group_access": {"access_level": 50, "notification_level": 3}}
+
+
+def test_delete_group_project_twice(api, users, projects):
+    alice, bob = users.create("alice"), users.create("bob")
+    group = projects.group(alice, "team")
+    projects.add_group_member(group, bob, MASTER)
+    project = projects.create(alice, group=group)
+    assert api.as_(bob).delete(f"/projects/{project.id}").status_code == 403
+    assert api.as_(alice).delete(f"/projects/{project.id}").status_code == 200
+    assert api.as_(alice).delete(f"/projects/{project.id}").status_code == 200
+    assert api.as_(bob).delete(f"/projects/{project.id}").status_code == 404
+
+
+def test_create_with_shared_runners_flag(api, users):
+    body = api.as_(users.create("alice")).post("/projects", json={"name": "x", "shared_runners_enabled": False}).json()
+    assert body["shared_runners_enabled"] is False

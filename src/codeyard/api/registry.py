@@ -11,6 +11,6 @@ WEB = Registry(prefix="")
 def all_routes() -> list[Route]:
     # Importing a module registers its routes.
     from . import oauth  # noqa: F401
-    from .v3 import meta, namespaces, projects, session, settings, users  # noqa: F401
+    from .v3 import hooks, members, meta, namespaces, projects, session, settings, uploads, users  # noqa: F401
 
     return [*API.routes, *WEB.routes]

@@ -1,0 +1,119 @@
+"""Direct members of a project: list, find, add, change level, remove.
+
+Who may call these is the API's business (abilities read_project_member and admin_project_member);
+the rules here are about the membership itself:
+- adding someone who is already a member changes nothing (the level is not updated);
+- the owner of a personal project (the namespace owner) stays a member with at least master
+  access: they cannot be removed, added or set below master;
+- joining records a "joined" event (not for the namespace owner), leaving a "left" event, both
+  authored by the member.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, contains_eager, joinedload
+
+from ..db.models import Project, ProjectMember, User
+from ..db.queries import counted_page, matches_text
+from ..errors import Forbidden, NotFound, RecordNotFound
+from ..policies import projects as policy
+from . import events
+
+MAX_ID = 2**31 - 1  # ids are 32-bit integers in both databases
+OWNER_REMOVED = "the owner of a personal project cannot be removed"
+OWNER_DOWNGRADED = "the owner of a personal project must keep at least master access"
+
+
+def valid_id(value: int) -> bool:
+    """Whether VALUE can name a row at all (larger numbers would overflow PostgreSQL's integer)."""
+    return 0 < value <= MAX_ID
+
+
+def owns_namespace(project: Project, user_id: int) -> bool:
+    """Whether USER_ID owns the personal namespace PROJECT lives in."""
+    namespace = project.namespace
+    return namespace.kind == "user" and namespace.owner_id == user_id
+
+
+def page(session: Session, project: Project, query: str | None, offset: int, limit: int) -> tuple[int, list[ProjectMember]]:
+    """(total, one page) of PROJECT's direct members in the order they joined, with their users;
+    QUERY keeps those whose username or name contains it (any case)."""
+    statement = (
+        select(ProjectMember)
+        .join(User, User.id == ProjectMember.user_id)
+        .where(ProjectMember.project_id == project.id)
+        .options(contains_eager(ProjectMember.user))
+    )
+    if query:
+        statement = statement.where(matches_text(query, User.username, User.name))
+    return counted_page(session, statement, offset, limit, ProjectMember.id.asc())
+
+
+def find(session: Session, project: Project, user_id: int) -> ProjectMember | None:
+    if not valid_id(user_id):
+        return None
+    return session.scalars(
+        select(ProjectMember)
+        .where(ProjectMember.project_id == project.id, ProjectMember.user_id == user_id)
+        .options(joinedload(ProjectMember.user))
+    ).first()
+
+
+def get(session: Session, project: Project, user_id: int) -> ProjectMember:
+    """The membership of USER_ID; 404 `404 Not found` when there is none."""
+    member = find(session, project, user_id)
+    if member is None:
+        raise RecordNotFound()
+    return member
+
+
+def _check_owner_level(project: Project, user_id: int, level: int) -> None:
+    if level < policy.MASTER and owns_namespace(project, user_id):
+        raise Forbidden(OWNER_DOWNGRADED)
+
+
+def add(session: Session, actor, project: Project, user_id: int, level: int) -> ProjectMember:
+    """USER_ID's membership at LEVEL; an existing membership is returned unchanged."""
+    existing = find(session, project, user_id)
+    if existing is not None:
+        return existing
+    user = session.get(User, user_id) if valid_id(user_id) else None
+    if user is None:
+        raise NotFound("User")
+    _check_owner_level(project, user_id, level)
+    member = ProjectMember(project_id=project.id, user_id=user_id, access_level=level, created_by_id=actor.id, user=user)
+    try:
+        with session.begin_nested():
+            session.add(member)
+    except IntegrityError:
+        # A concurrent request added the same member first: theirs is the membership.
+        existing = find(session, project, user_id)
+        if existing is None:
+            raise
+        return existing
+    if not owns_namespace(project, user_id):
+        events.record(session, project, user_id, events.JOINED)
+    return member
+
+
+def change_level(session: Session, project: Project, user_id: int, level: int) -> ProjectMember:
+    member = get(session, project, user_id)
+    _check_owner_level(project, user_id, level)
+    member.access_level = level
+    session.flush()
+    return member
+
+
+def remove(session: Session, project: Project, user_id: int) -> ProjectMember | None:
+    """Remove USER_ID from PROJECT; None when they were not a member."""
+    member = find(session, project, user_id)
+    if member is None:
+        return None
+    if owns_namespace(project, user_id):
+        raise Forbidden(OWNER_REMOVED)
+    session.delete(member)
+    session.flush()
+    events.record(session, project, user_id, events.LEFT)
+    return member
