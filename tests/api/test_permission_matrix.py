@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from codeyard.db.models import ProjectHook
+
 ROLES = ("anonymous", "outsider", "guest", "reporter", "developer", "master", "owner", "admin")
 RANK = {"guest": 10, "reporter": 20, "developer": 30, "master": 40, "owner": 50}
 VISIBILITIES = {"private": 0, "internal": 10, "public": 20}
@@ -27,7 +29,8 @@ class Endpoint:
     needs: str  # least role: guest, reporter, developer, master, owner
     ok: int = 200
     public_grants: bool = False  # visibility internal/public gives it to any signed-in user
-    body: dict | object = field(default_factory=dict)  # or a function of the project's visibility level
+    body: dict | object = field(default_factory=dict)  # or a function of (visibility level, world)
+    files: dict | None = None
     destructive: bool = False  # success changes the world: rebuild it for the next role
     ok_for: dict = field(default_factory=dict)  # role -> status where success differs (e.g. 409)
 
@@ -35,9 +38,17 @@ class Endpoint:
     def id(self) -> str:
         return f"{self.method} {self.path}"
 
-    def body_for(self, level: int) -> dict | None:
-        body = self.body(level) if callable(self.body) else self.body
+    def body_for(self, level: int, world=None) -> dict | None:
+        body = self.body(level, world) if callable(self.body) else self.body
         return body or None
+
+    def request(self, client, world, level: int):
+        path = self.path.format(
+            id=world.project.id, owner=world.users["owner"].id, guest=world.users["guest"].id, hook=world.hook_id
+        )
+        if self.files:
+            return client.request(self.method, path, files=self.files)
+        return client.request(self.method, path, json=self.body_for(level, world))
 
 
 ENDPOINTS = [
@@ -45,13 +56,24 @@ ENDPOINTS = [
     Endpoint("GET", "/projects/{id}/events", "guest", public_grants=True),
     Endpoint("PUT", "/projects/{id}", "master", body={"description": "changed"}),
     Endpoint("PUT", "/projects/{id}", "owner", body={"name": "Renamed"}),
-    Endpoint("PUT", "/projects/{id}", "owner", body=lambda level: {"visibility_level": 20 if level != 20 else 0}),
+    Endpoint("PUT", "/projects/{id}", "owner", body=lambda level, _: {"visibility_level": 20 if level != 20 else 0}),
     Endpoint("DELETE", "/projects/{id}", "owner", destructive=True),
     Endpoint("POST", "/projects/fork/{id}", "reporter", ok=201, public_grants=True, destructive=True, ok_for={"owner": 409}),
     Endpoint("DELETE", "/projects/{id}/fork", "owner"),
     Endpoint("POST", "/projects/{id}/star", "guest", ok=201, public_grants=True, destructive=True),
     Endpoint("POST", "/projects/{id}/archive", "owner", ok=201, destructive=True),
     Endpoint("POST", "/projects/{id}/unarchive", "owner", ok=201),
+    Endpoint("GET", "/projects/{id}/members", "guest", public_grants=True),
+    Endpoint("GET", "/projects/{id}/members/{owner}", "guest", public_grants=True),
+    Endpoint("POST", "/projects/{id}/members", "master", ok=201, body=lambda level, w: {"user_id": w.users["outsider"].id, "access_level": 20}),
+    Endpoint("PUT", "/projects/{id}/members/{guest}", "master", body={"access_level": 20}),
+    Endpoint("DELETE", "/projects/{id}/members/{guest}", "master", destructive=True),
+    Endpoint("GET", "/projects/{id}/hooks", "master"),
+    Endpoint("POST", "/projects/{id}/hooks", "master", ok=201, body={"url": "http://example.com/hook"}),
+    Endpoint("GET", "/projects/{id}/hooks/{hook}", "master"),
+    Endpoint("PUT", "/projects/{id}/hooks/{hook}", "master", body={"url": "http://example.com/other"}),
+    Endpoint("DELETE", "/projects/{id}/hooks/{hook}", "master", destructive=True),
+    Endpoint("POST", "/projects/{id}/uploads", "guest", ok=201, public_grants=True, files={"file": ("a.txt", b"hello")}),
 ]
 
 
@@ -62,6 +84,11 @@ class World:
         self.project = projects.create(self.users["owner"], name=f"target{_next()}", visibility=visibility)
         for role in ("guest", "reporter", "developer", "master"):
             projects.add_member(self.project, self.users[role], RANK[role])
+        with projects.rt.db.transaction() as session:
+            hook = ProjectHook(project_id=self.project.id, url="http://example.com/existing")
+            session.add(hook)
+            session.flush()
+            self.hook_id = hook.id
 
     def client(self, api, role):
         return api.anonymous if role == "anonymous" else api.as_(self.users[role])
@@ -92,14 +119,12 @@ def expected(endpoint: Endpoint, role: str, visibility: str) -> int:
 
 
 @pytest.mark.parametrize("visibility", list(VISIBILITIES))
-@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: f"{e.id} {sorted(e.body_for(0) or {})}")
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: f"{e.id} {sorted(e.body) if isinstance(e.body, dict) else ''}")
 def test_matrix(api, users, projects, endpoint, visibility):
     world = World(users, projects, VISIBILITIES[visibility])
     failures = []
     for role in ROLES:
-        path = endpoint.path.format(id=world.project.id)
-        body = endpoint.body_for(VISIBILITIES[visibility])
-        response = world.client(api, role).request(endpoint.method, path, json=body)
+        response = endpoint.request(world.client(api, role), world, VISIBILITIES[visibility])
         want = expected(endpoint, role, visibility)
         if response.status_code != want:
             failures.append(f"{role}: {response.status_code} (want {want}) {response.text[:120]}")
