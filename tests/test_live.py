@@ -78,3 +78,38 @@ def test_python_gitlab_errors(live, users):
     client = gitlab.Gitlab(live.base_url, private_token="wrong", api_version="3")
     with pytest.raises(gitlab.GitlabAuthenticationError):
         client.auth()
+
+
+def test_python_gitlab_projects(gl, live, users):
+    from gitlab.v3.objects import Project
+
+    alice = users.create("alice")
+    as_alice = gitlab.Gitlab(live.base_url, private_token=alice.token, api_version="3")
+    created = as_alice.projects.create({"name": "Client Made", "description": "via python-gitlab", "public": True})
+    assert created.path == "client-made" and created.visibility_level == 20
+    assert [p.id for p in as_alice.projects.list()] == [created.id]
+    assert as_alice.projects.get("alice/client-made").id == created.id
+    created.description = "changed"
+    created.save()
+    assert as_alice.projects.get(created.id).description == "changed"
+    assert [p.id for p in as_alice.projects.owned()] == [created.id]
+    assert [p.id for p in gl.projects.search("client")] == [created.id]
+    assert len(gl.projects.all()) == 1
+    starred = gl.projects.get(created.id).star()
+    assert isinstance(starred, Project) and starred.star_count == 1
+    assert [p.id for p in gl.projects.starred()] == [created.id]
+    gl.projects.get(created.id).unstar()
+    fork = gl.projects.get(created.id).forks.create({})
+    assert fork.namespace["path"] == "sysadmin"
+    project = as_alice.projects.get(created.id)
+    project.archive()
+    assert as_alice.projects.get(created.id).archived is True
+    project.unarchive()
+    other = as_alice.projects.create({"name": "Other"})
+    gl.projects.get(other.id).create_fork_relation(created.id)
+    assert as_alice.projects.get(other.id).forked_from_project["id"] == created.id
+    gl.projects.get(other.id).delete_fork_relation()
+    uploaded = as_alice.projects.get(created.id).upload("notes.txt", filedata=b"hello")
+    assert uploaded["url"].endswith("/notes.txt")
+    as_alice.projects.delete(other.id)
+    assert [p.id for p in as_alice.projects.list()] == [created.id]

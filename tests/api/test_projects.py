@@ -458,3 +458,20 @@ def test_delete_group_project_twice(api, users, projects):
 def test_create_with_shared_runners_flag(api, users):
     body = api.as_(users.create("alice")).post("/projects", json={"name": "x", "shared_runners_enabled": False}).json()
     assert body["shared_runners_enabled"] is False
+
+
+def test_fork_into_a_group(api, users, projects):
+    alice, bob = users.create("alice"), users.create("bob")
+    source = projects.create(alice, visibility=20)
+    team = projects.group(bob, "team", visibility=20)
+    response = api.as_(bob).post(f"/projects/fork/{source.id}", json={"namespace": "team"})
+    assert response.status_code == 201 and response.json()["namespace"]["id"] == team.id
+    assert api.as_(bob).post(f"/projects/fork/{source.id}", json={"namespace": str(team.id)}).status_code == 409
+    assert api.as_(bob).post(f"/projects/fork/{source.id}", json={"namespace": "alice"}).json() == {
+        "message": {"namespace": ["is not valid"]}
+    }
+    private_team = projects.group(bob, "quiet")
+    refused = api.as_(bob).post(f"/projects/fork/{source.id}", json={"namespace": "quiet"})
+    assert refused.status_code == 409
+    assert refused.json() == {"message": {"visibility_level": ["public is not allowed in a private group."]}}
+    assert private_team.id

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..db.models import Namespace
@@ -17,3 +17,10 @@ def visible_to(session: Session, actor, search: str | None, offset: int, limit: 
     if search:
         query = query.where(matches_text(search, Namespace.path, Namespace.name))
     return counted_page(session, query, offset, limit, Namespace.id)
+
+
+def find(session: Session, ident: str) -> Namespace | None:
+    """The namespace named by an id or a path (any case)."""
+    if ident.isascii() and ident.isdigit() and len(ident) < 19:
+        return session.get(Namespace, int(ident))
+    return session.scalars(select(Namespace).where(func.lower(Namespace.path) == ident.lower())).first()

@@ -339,7 +339,7 @@ def delete_all_in(session: Session, rt, actor, namespace_id: int) -> None:
 
 
 def fork(session: Session, rt, actor, source: Project, namespace: Namespace) -> Project:
-    """A copy of SOURCE (attributes and repository) in the caller's namespace, linked as a fork.
+    """A copy of SOURCE (attributes and repository) in NAMESPACE, linked as a fork.
     Any reason it cannot be created answers 409 with the reasons."""
     attrs = {
         "name": source.name,
@@ -354,9 +354,8 @@ def fork(session: Session, rt, actor, source: Project, namespace: Namespace) -> 
         project = create(session, rt, actor, namespace, attrs, copy_repository_of=source)
     except Invalid as error:
         raise Conflict(error.errors) from None
-    except Forbidden:
-        owner = session.get(User, namespace.owner_id)
-        raise Conflict({"limit_reached": [limit_message(owner.projects_limit)]}) from None
+    except Forbidden as refusal:
+        raise Conflict({"limit_reached": [refusal.message.removeprefix("403 Forbidden - ")]}) from None
     session.add(ForkLink(forked_to_project_id=project.id, forked_from_project_id=source.id))
     session.flush()
     return project

@@ -10,7 +10,7 @@ from ...entities.events import event as event_entity
 from ...errors import Forbidden, Invalid, NotFound, RecordNotFound
 from ...policies import projects as policy
 from ...services import access as access_service
-from ...services import events, projects, users
+from ...services import events, namespaces, projects, users
 from .. import paging
 from ..context import Ctx
 from ..guards import ADMIN, READ, load_project, project_guard
@@ -183,9 +183,20 @@ def delete_project(ctx: Ctx):
     return {"id": project.id, "path_with_namespace": label, "deleted": True}
 
 
-@API.post("/projects/fork/:id", guards=(project_guard(policy.FORK_PROJECT),), summary="Fork a project into the caller's namespace")
+@API.post(
+    "/projects/fork/:id",
+    guards=(project_guard(policy.FORK_PROJECT),),
+    params=(Str("namespace", doc="Id or path of a namespace the caller may create projects in (default: their own)"),),
+    summary="Fork a project into the caller's namespace (or another they may create projects in)",
+)
 def fork_project(ctx: Ctx):
-    namespace = users.personal_namespace(ctx.session, ctx.actor)
+    wanted = ctx.args.get("namespace")
+    if wanted is None:
+        namespace = users.personal_namespace(ctx.session, ctx.actor)
+    else:
+        namespace = namespaces.find(ctx.session, wanted)
+        if namespace is None or not access_service.may_create_in(ctx.session, ctx.actor, namespace):
+            raise Invalid.field("namespace", "is not valid")
     project = projects.fork(ctx.session, ctx.rt, ctx.actor, ctx.project, namespace)
     return render_one(ctx, project)
 
@@ -238,6 +249,17 @@ def archive_project(ctx: Ctx):
 def unarchive_project(ctx: Ctx):
     projects.set_archived(ctx.project, False)
     return render_one(ctx, ctx.project)
+
+
+# python-gitlab 1.4 sends unarchive as DELETE and expects 201.
+API.add(
+    "DELETE",
+    "/projects/:id/unarchive",
+    unarchive_project,
+    guards=(project_guard(policy.ARCHIVE_PROJECT),),
+    status=201,
+    summary="Unarchive a project (the verb python-gitlab 1.4 uses)",
+)
 
 
 @API.get("/projects/:id/events", guards=(READ,), paginated=True, summary="Project events, newest first")
