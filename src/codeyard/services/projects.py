@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Select, func, or_, select
-from sqlalchemy.orm import Session, contains_eager, joinedload
+from sqlalchemy.orm import Session, joinedload
 
 from ..db.hooks import on_commit, on_rollback
 from ..db.models import (
@@ -31,7 +31,7 @@ from ..db.models import (
     Tombstone,
     User,
 )
-from ..db.queries import counted_page, matches_text
+from ..db.queries import keyed_page, matches_text
 from ..errors import Conflict, Forbidden, Invalid
 from ..git import repo, storage
 from ..policies import projects as policy
@@ -441,9 +441,18 @@ def visible(user) -> Select:
     )
 
 
+def load(session: Session, ids: list[int]) -> list[Project]:
+    """The projects with IDS, with their namespaces and namespace owners (one query)."""
+    return list(
+        session.scalars(
+            select(Project).where(Project.id.in_(ids)).options(joinedload(Project.namespace).joinedload(Namespace.owner))
+        ).unique()
+    )
+
+
 def page(session: Session, ids: Select | None, filters: Filters, offset: int, limit: int) -> tuple[int, list[Project]]:
     """(total, one page) of the projects whose ids IDS selects (None: all), filtered and ordered."""
-    query = select(Project).join(Namespace, Namespace.id == Project.namespace_id)
+    query = select(Project.id).join(Namespace, Namespace.id == Project.namespace_id)
     if ids is not None:
         query = query.where(Project.id.in_(ids))
     if filters.archived is not None:
@@ -455,23 +464,18 @@ def page(session: Session, ids: Select | None, filters: Filters, offset: int, li
     column = getattr(Project, filters.order_by)
     ordered = column.asc() if filters.sort == "asc" else column.desc()
     tie = Project.id.asc() if filters.sort == "asc" else Project.id.desc()
-    query = query.options(contains_eager(Project.namespace).joinedload(Namespace.owner))
-    return counted_page(session, query, offset, limit, ordered, tie)
+    return keyed_page(session, query, lambda page_ids: load(session, page_ids), offset, limit, ordered, tie)
 
 
 def search_by_name(session: Session, user, text: str, order_by: str | None, sort: str, offset: int, limit: int):
     """Readable projects whose name contains TEXT (any case)."""
-    query = (
-        select(Project)
-        .where(Project.id.in_(visible(user)), matches_text(text, Project.name))
-        .options(joinedload(Project.namespace).joinedload(Namespace.owner))
-    )
+    query = select(Project.id).where(Project.id.in_(visible(user)), matches_text(text, Project.name))
     order = []
     if order_by is not None:
         column = getattr(Project, order_by)
         order.append(column.desc() if sort == "desc" else column.asc())
     order.append(Project.id.desc() if sort == "desc" else Project.id.asc())
-    return counted_page(session, query, offset, limit, *order)
+    return keyed_page(session, query, lambda page_ids: load(session, page_ids), offset, limit, *order)
 
 
 @dataclass
@@ -495,6 +499,7 @@ def details(session: Session, user, projects: list[Project]) -> Details:
         select(ForkLink.forked_to_project_id, Project)
         .join(Project, Project.id == ForkLink.forked_from_project_id)
         .where(ForkLink.forked_to_project_id.in_(ids))
+        .options(joinedload(Project.namespace).joinedload(Namespace.owner))
     ).all()
     stars = session.execute(
         select(Star.project_id, func.count()).where(Star.project_id.in_(ids)).group_by(Star.project_id)

@@ -43,9 +43,10 @@ class Project(Base):
     # only its digest is stored, for finding the project a runner names.
     runners_token_nonce: Mapped[str] = mapped_column(String(32))
     runners_token_digest: Mapped[str] = mapped_column(String(64), unique=True)
-    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    # Lists sort by creation by default, and often by activity.
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
-    last_activity_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    last_activity_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
 
     namespace: Mapped[Namespace] = relationship(lazy="joined", innerjoin=True)
     creator: Mapped[User | None] = relationship()

@@ -87,6 +87,8 @@ def upgrade() -> None:
     )
     op.create_index(op.f("ix_projects_creator_id"), "projects", ["creator_id"], unique=False)
     op.create_index(op.f("ix_projects_namespace_id"), "projects", ["namespace_id"], unique=False)
+    op.create_index(op.f("ix_projects_created_at"), "projects", ["created_at"], unique=False)
+    op.create_index(op.f("ix_projects_last_activity_at"), "projects", ["last_activity_at"], unique=False)
     op.create_index(
         "uq_projects_namespace_path", "projects", ["namespace_id", sa.text("lower(path)")], unique=True
     )
