@@ -11,11 +11,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, select
 
-from codeyard.api.auth import USER_BY_TOKEN
 from codeyard.db import migrate
 from codeyard.db.engine import Database
 from codeyard.db.models import Base
 from codeyard.services import credentials
+from codeyard.services.identity import USER_BY_TOKEN
 
 from ..conftest import BACKENDS, POSTGRES_URL, _libpq
 

@@ -8,37 +8,9 @@ prebuilt statement on the process's fast connection (see db/engine.py).
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, func, or_, select
-
-from ..db.models import Namespace, Project, Token, User, utcnow
 from ..errors import CodeyardError, Forbidden, NotFound
-from ..services import credentials
+from ..services import credentials, identity
 from .context import Ctx
-
-# What entities and policies read of a user; the password digest never leaves the database.
-USER_COLUMNS = tuple(column for column in User.__table__.c if column.key not in ("password_digest", "updated_at", "sign_in_count"))
-
-_users = User.__table__
-_tokens = Token.__table__
-
-# The caller's personal project count rides along (GET /user shows can_create_project): a correlated
-# count costs less than a second round trip.
-PERSONAL_PROJECTS = (
-    select(func.count(Project.id))
-    .join(Namespace, Namespace.id == Project.namespace_id)
-    .where(Namespace.owner_id == _users.c.id, Namespace.kind == "user")
-    .scalar_subquery()
-    .label("personal_projects")
-)
-
-USER_BY_TOKEN = (
-    select(*USER_COLUMNS, PERSONAL_PROJECTS, _tokens.c.expires_at.label("token_expires_at"))
-    .join_from(_users, _tokens, _tokens.c.user_id == _users.c.id)
-    .where(_tokens.c.digest == bindparam("digest"), _tokens.c.kind == bindparam("kind"))
-)
-USER_BY_ID_OR_USERNAME = select(*USER_COLUMNS, PERSONAL_PROJECTS).where(
-    or_(_users.c.id == bindparam("id"), func.lower(_users.c.username) == bindparam("username"))
-)
 
 
 def _text(value) -> str | None:
@@ -68,10 +40,8 @@ def authenticate(ctx: Ctx):
     if presented is None:
         return None
     kind, secret = presented
-    user = ctx.rt.db.fast_first(USER_BY_TOKEN, {"digest": credentials.digest(secret), "kind": kind})
+    user = identity.user_by_token(ctx.rt.db, secret, kind)
     if user is None or user.state != "active":
-        return None
-    if user.token_expires_at is not None and user.token_expires_at <= utcnow():
         return None
     if kind == credentials.PRIVATE:
         ctx.private_token = secret
@@ -94,10 +64,7 @@ def sudo_identifier(ctx: Ctx) -> int | str | None:
 def _sudo(ctx: Ctx, user, identifier: int | str):
     if not user.is_admin:
         raise SudoForbidden()
-    target = ctx.rt.db.fast_first(
-        USER_BY_ID_OR_USERNAME,
-        {"id": identifier if isinstance(identifier, int) else None, "username": str(identifier).lower()},
-    )
+    target = identity.user_by_id_or_username(ctx.rt.db, identifier)
     if target is None:
         raise SudoTargetNotFound(identifier)
     if target.state != "active":

@@ -10,6 +10,7 @@ WEB = Registry(prefix="")
 
 def all_routes() -> list[Route]:
     # Importing a module registers its routes.
+    from ..githttp import transport  # noqa: F401
     from . import oauth  # noqa: F401
     from .v3 import hooks, members, meta, namespaces, projects, session, settings, uploads, users  # noqa: F401
 

@@ -1,0 +1,72 @@
+"""The git hooks codeyard installs for pushes: `python -m codeyard.githooks pre-receive|post-receive`.
+
+They run inside `git receive-pack`, which the smart-HTTP transport starts. The server decides the
+caller's rights before starting git and hands them over in the environment, so the hooks need no
+database and start fast:
+
+- CODEYARD_PUSH_RULES: JSON `{"abilities": [...], "protected": {"<branch>": {"developers_can_push": bool}}}`
+- CODEYARD_PUSH_LOG: a file post-receive appends the updated refs to (`<old> <new> <ref>` lines).
+
+pre-receive refuses the whole push (git's rule: a refused update changes no ref) when any update
+breaks `policies.branches.refusal`, printing the reasons, which git shows as `remote:` lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+from .policies.branches import HEADS, ZERO_SHA, refusal
+from .policies.projects import Access
+
+
+def descends(old: str, new: str) -> bool:
+    """Is NEW a descendant of OLD? (The pushed objects are visible through git's quarantine env.)"""
+    result = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], capture_output=True)
+    return result.returncode == 0
+
+
+def check(lines: list[str], rules: dict) -> list[str]:
+    access = Access(frozenset(rules.get("abilities", ())))
+    protected = {name: SimpleNamespace(**flags) for name, flags in rules.get("protected", {}).items()}
+    reasons = []
+    for line in lines:
+        old, new, ref = line.split()
+        protection = protected.get(ref[len(HEADS) :]) if ref.startswith(HEADS) else None
+        forced = bool(protection) and old != ZERO_SHA and new != ZERO_SHA and not descends(old, new)
+        reason = refusal(access, ref, old, new, protection, forced)
+        if reason:
+            reasons.append(f"{reason} ({ref})")
+    return reasons
+
+
+def pre_receive() -> int:
+    lines = [line for line in sys.stdin.read().splitlines() if line.strip()]
+    reasons = check(lines, json.loads(os.environ.get("CODEYARD_PUSH_RULES", "{}")))
+    for reason in reasons:
+        print(f"codeyard: {reason}", file=sys.stderr)
+    return 1 if reasons else 0
+
+
+def post_receive() -> int:
+    log = os.environ.get("CODEYARD_PUSH_LOG")
+    data = sys.stdin.read()
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(data)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    hooks = {"pre-receive": pre_receive, "post-receive": post_receive}
+    if len(argv) != 2 or argv[1] not in hooks:
+        print("usage: python -m codeyard.githooks pre-receive|post-receive", file=sys.stderr)
+        return 2
+    return hooks[argv[1]]()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,58 @@
+"""Who a git client is: HTTP Basic credentials.
+
+Accepted: `username:password`, `username:private token` (the token must be that user's) and
+`oauth2:<OAuth access token>`. Blocked users and expired tokens count as nobody. The password check
+(argon2) runs in a worker thread; the token lookups are the API's prepared statements.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from starlette.concurrency import run_in_threadpool
+
+from ..services import credentials, identity, signin
+
+
+class BadCredentials(Exception):
+    """Credentials were given and are wrong: the client must be asked again (401)."""
+
+
+def parse_basic(header: str | None) -> tuple[str, str] | None:
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise BadCredentials() from None
+    username, sep, secret = decoded.partition(":")
+    if not sep or not username or not secret:
+        raise BadCredentials()
+    return username, secret
+
+
+async def user_for(rt, header: str | None):
+    """The active user the Authorization header names, None when it names nobody (anonymous).
+    Raises BadCredentials when credentials are present but do not fit."""
+    parsed = parse_basic(header)
+    if parsed is None:
+        return None
+    username, secret = parsed
+    if username == "oauth2":
+        user = identity.user_by_token(rt.db, secret, credentials.OAUTH)
+    else:
+        user = identity.user_by_token(rt.db, secret, credentials.PRIVATE)
+        if user is not None and user.username.lower() != username.lower():
+            user = None
+        if user is None:
+            candidate = signin.login_candidate(rt.db, username)
+            digest = candidate.password_digest if candidate is not None else None
+            if await run_in_threadpool(rt.passwords.verify, digest, secret):
+                user = identity.user_by_id(rt.db, candidate.id)
+    if user is None or user.state != "active":
+        raise BadCredentials()
+    return user

@@ -1,0 +1,277 @@
+"""Smart HTTP: `/<namespace>/<project>[.git]/info/refs`, `git-upload-pack`, `git-receive-pack`.
+
+codeyard decides who may do what (HTTP Basic credentials, the project policy); git itself speaks
+the protocol: each request runs `git http-backend` as a CGI program in a subprocess, with request
+and response bodies streamed through in chunks (never a whole pack in memory). That gives gzip
+request bodies, protocol v2 (`Git-Protocol` -> `GIT_PROTOCOL`) and the exact smart-HTTP framing
+from the git that is installed, instead of a second implementation of them.
+
+Pushes run with codeyard's hooks (`codeyard.githooks`): pre-receive enforces branch protection with
+the rights computed here before git starts; post-receive records which refs changed. Once git has
+finished, and before the response ends, `services.pushes.post_push` records the push (bounded
+work in one short transaction; a failure there is logged and never fails the push).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import secrets
+import signal
+import sys
+from pathlib import Path
+
+from sqlalchemy import select
+
+from ..api.context import Ctx
+from ..api.registry import WEB
+from ..db.models import Project, ProtectedBranch, User
+from ..errors import BadRequest, CodeyardError, Forbidden, NotFound, Unauthorized
+from ..git import storage
+from ..policies import projects as policy
+from ..services import access as access_service
+from ..services import projects, pushes
+from .credentials import BadCredentials, user_for
+
+log = logging.getLogger("codeyard.githttp")
+
+UPLOAD, RECEIVE = "git-upload-pack", "git-receive-pack"
+CHUNK = 64 * 1024
+CHALLENGE = {"www-authenticate": 'Basic realm="codeyard"'}
+HOOKS = ("pre-receive", "post-receive")
+
+
+class GitUnauthorized(Unauthorized):
+    def __init__(self):
+        super().__init__(headers=dict(CHALLENGE))
+
+
+def _project_path(ctx: Ctx) -> str:
+    project = ctx.path_params["project"]
+    return project[: -len(".git")] if project.endswith(".git") else project
+
+
+@WEB.get("/:namespace/:project/info/refs", kind="raw", auth="none", summary="git smart HTTP: ref advertisement")
+async def info_refs(ctx: Ctx, receive, send):
+    service = ctx.query.get("service")
+    if service not in (UPLOAD, RECEIVE):
+        raise BadRequest("400 (Bad request) only the smart HTTP protocol is served (service=git-upload-pack|git-receive-pack)")
+    await serve(ctx, receive, send, service, "info/refs")
+
+
+@WEB.post("/:namespace/:project/git-upload-pack", kind="raw", auth="none", summary="git smart HTTP: fetch and clone")
+async def upload_pack(ctx: Ctx, receive, send):
+    await serve(ctx, receive, send, UPLOAD, UPLOAD)
+
+
+@WEB.post("/:namespace/:project/git-receive-pack", kind="raw", auth="none", summary="git smart HTTP: push")
+async def receive_pack(ctx: Ctx, receive, send):
+    await serve(ctx, receive, send, RECEIVE, RECEIVE)
+
+
+async def serve(ctx: Ctx, receive, send, service: str, suffix: str) -> None:
+    try:
+        user = await user_for(ctx.rt, ctx.header("authorization"))
+    except BadCredentials:
+        raise GitUnauthorized() from None
+    grant = authorize(ctx, user, service)
+    env = cgi_environment(ctx, user, grant, service, suffix)
+    push_log = Path(env["CODEYARD_PUSH_LOG"]) if service == RECEIVE and ctx.method == "POST" else None
+    try:
+        await run_backend(ctx, receive, send, env, after=(lambda: record_push(ctx, user, grant, push_log)) if push_log else None)
+    finally:
+        if push_log is not None:
+            push_log.unlink(missing_ok=True)
+
+
+class Grant:
+    """What the request may do, decided before git starts."""
+
+    def __init__(self, project: Project, access: policy.Access, protected: dict):
+        self.project_id = project.id
+        self.access = access
+        self.protected = protected
+
+
+def authorize(ctx: Ctx, user, service: str) -> Grant:
+    """Public projects: anyone reads; internal: signed-in users; private: reporters and up. Pushing
+    needs developer rights. Anonymous callers are asked for credentials (401) rather than told that a
+    project is missing or private; signed-in callers get 404 for what they cannot see."""
+    need = policy.PUSH_CODE if service == RECEIVE else policy.DOWNLOAD_CODE
+    with ctx.rt.db.session(write=False) as session:
+        project = projects.find(session, f"{ctx.path_params['namespace']}/{_project_path(ctx)}")
+        access = access_service.access(session, user, project) if project is not None else policy.NO_ACCESS
+        if not access.can(policy.READ_PROJECT):
+            raise GitUnauthorized() if user is None else NotFound("Project")
+        if not access.can(need):
+            if user is None:
+                raise GitUnauthorized()
+            verb = "push code to" if service == RECEIVE else "download code from"
+            raise Forbidden(f"You are not allowed to {verb} this project")
+        protected = {}
+        if service == RECEIVE:
+            rows = session.scalars(select(ProtectedBranch).where(ProtectedBranch.project_id == project.id))
+            protected = {row.name: {"developers_can_push": row.developers_can_push} for row in rows}
+        grant = Grant(project, access, protected)
+    path = storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id)
+    if not (path / "HEAD").exists():
+        log.error("repository of project %s is missing at %s", grant.project_id, path)
+        raise RepositoryMissing()
+    return grant
+
+
+class RepositoryMissing(CodeyardError):
+    status = 500
+    default_message = "500 The repository of this project is missing or damaged"
+
+
+def hooks_dir(ctx: Ctx) -> Path:
+    """The directory of codeyard's git hooks under the data dir (written on first use)."""
+    directory = ctx.rt.config.data_dir / "githooks"
+    for hook in HOOKS:
+        path = directory / hook
+        if not path.exists():
+            directory.mkdir(parents=True, exist_ok=True)
+            temporary = directory / f".{hook}.{secrets.token_hex(4)}"
+            temporary.write_text(f"#!/bin/sh\nexec '{sys.executable}' -m codeyard.githooks {hook}\n")
+            temporary.chmod(0o755)
+            temporary.replace(path)
+    return directory
+
+
+def cgi_environment(ctx: Ctx, user, grant: Grant, service: str, suffix: str) -> dict[str, str]:
+    config = ctx.rt.config
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env.update(
+        GIT_PROJECT_ROOT=str(config.repositories_dir),
+        GIT_HTTP_EXPORT_ALL="1",
+        PATH_INFO=f"/{storage.repository_path(config.repositories_dir, grant.project_id).name}/{suffix}",
+        REQUEST_METHOD=ctx.method,
+        QUERY_STRING=ctx.query_string,
+        CONTENT_TYPE=ctx.header("content-type") or "",
+        REMOTE_USER=user.username if user is not None else "",
+        REMOTE_ADDR=(ctx.scope.get("client") or ("", 0))[0] or "",
+    )
+    for header, variable in (("content-length", "CONTENT_LENGTH"), ("content-encoding", "HTTP_CONTENT_ENCODING"),
+                             ("git-protocol", "GIT_PROTOCOL")):  # fmt: skip
+        if ctx.header(header):
+            env[variable] = ctx.header(header)
+    if service == RECEIVE:
+        config.tmp_dir.mkdir(parents=True, exist_ok=True)
+        env.update(
+            GIT_CONFIG_COUNT="2",
+            GIT_CONFIG_KEY_0="core.hooksPath",
+            GIT_CONFIG_VALUE_0=str(hooks_dir(ctx)),
+            GIT_CONFIG_KEY_1="http.receivepack",  # who may push was decided above
+            GIT_CONFIG_VALUE_1="true",
+            CODEYARD_PUSH_RULES=json.dumps({"abilities": sorted(grant.access.abilities), "protected": grant.protected}),
+            CODEYARD_PUSH_LOG=str(config.tmp_dir / f"push-{secrets.token_hex(8)}.log"),
+        )
+    return env
+
+
+async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], after=None) -> None:
+    """Run `git http-backend`, stream the request body in and its CGI response out."""
+    process = await asyncio.create_subprocess_exec(
+        "git", "http-backend", env=env, start_new_session=True,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    feeder = asyncio.create_task(_feed(receive, process))
+    errors = asyncio.create_task(process.stderr.read(256 * 1024))
+    try:
+        status, headers, rest = await _read_cgi_head(process.stdout)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        ctx.scope["codeyard.response_started"] = True
+        if rest:
+            await send({"type": "http.response.body", "body": rest, "more_body": True})
+        while chunk := await process.stdout.read(CHUNK):
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        code = await process.wait()
+        if code != 0:
+            log.warning("git http-backend exited with %s: %s", code, (await errors).decode(errors="replace")[-2000:])
+        if after is not None:
+            await after()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        feeder.cancel()
+        errors.cancel()
+        if process.returncode is None:
+            _signal(process, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), 2)
+            except TimeoutError:
+                _signal(process, signal.SIGKILL)
+                await process.wait()
+
+
+async def _feed(receive, process) -> None:
+    """Copy the request body to git's stdin; kill git when the client goes away."""
+    try:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            body = message.get("body", b"")
+            if body:
+                process.stdin.write(body)
+                await process.stdin.drain()
+            if not message.get("more_body"):
+                process.stdin.close()
+                # Nothing more will come: wait for the client to hang up early.
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                break
+    except (BrokenPipeError, ConnectionResetError):
+        return
+    if process.returncode is None:
+        _signal(process, signal.SIGTERM)
+
+
+def _signal(process, number: int) -> None:
+    """Signal git http-backend and what it started (upload-pack, receive-pack, hooks): its process
+    group. SIGTERM first lets git remove a half-received push's quarantine directory."""
+    try:
+        os.killpg(process.pid, number)
+    except ProcessLookupError:
+        pass
+
+
+async def _read_cgi_head(stdout) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """The CGI status and headers git printed, and the start of the body read with them."""
+    buffer = b""
+    while True:
+        ends = [(buffer.find(mark), mark) for mark in (b"\r\n\r\n", b"\n\n") if mark in buffer]
+        if ends:
+            index, mark = min(ends)
+            head, rest = buffer[:index], buffer[index + len(mark) :]
+            break
+        chunk = await stdout.read(CHUNK)
+        if not chunk:
+            raise RuntimeError("git http-backend ended without a response")
+        buffer += chunk
+    status, headers = 200, []
+    for line in head.decode("latin-1").splitlines():
+        name, _, value = line.partition(":")
+        if name.lower() == "status":
+            status = int(value.split()[0])
+        elif name:
+            headers.append((name.strip().lower().encode("latin-1"), value.strip().encode("latin-1")))
+    return status, headers, rest
+
+
+async def record_push(ctx: Ctx, user, grant: Grant, push_log: Path) -> None:
+    """After git has updated the refs: hand the updates to `post_push` (never fails the push)."""
+    try:
+        lines = push_log.read_text().splitlines() if push_log.exists() else []
+        updates = [pushes.RefUpdate(ref, before, after) for before, after, ref in (line.split() for line in lines if line.strip())]
+        if not updates:
+            return
+        with ctx.rt.db.transaction() as session:
+            project = session.get(Project, grant.project_id)
+            pusher = session.get(User, user.id)
+            if project is not None and pusher is not None:
+                pushes.post_push(session, ctx.rt, project, pusher, updates)
+    except Exception:
+        log.exception("recording a push to project %s failed", grant.project_id)

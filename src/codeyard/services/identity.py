@@ -1,0 +1,57 @@
+"""Looking a caller up: the prepared statements both the API and the git transport authenticate with.
+
+They run on `Database.fast_first` (one indexed query, no transaction) on every request.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import bindparam, func, or_, select
+
+from ..db.models import Namespace, Project, Token, User, utcnow
+from . import credentials
+
+# What entities and policies read of a user; the password digest never leaves the database.
+USER_COLUMNS = tuple(
+    column for column in User.__table__.c if column.key not in ("password_digest", "updated_at", "sign_in_count")
+)
+
+_users = User.__table__
+_tokens = Token.__table__
+
+# The caller's personal project count rides along (GET /user shows can_create_project): a correlated
+# count costs less than a second round trip.
+PERSONAL_PROJECTS = (
+    select(func.count(Project.id))
+    .join(Namespace, Namespace.id == Project.namespace_id)
+    .where(Namespace.owner_id == _users.c.id, Namespace.kind == "user")
+    .scalar_subquery()
+    .label("personal_projects")
+)
+
+USER_BY_TOKEN = (
+    select(*USER_COLUMNS, PERSONAL_PROJECTS, _tokens.c.expires_at.label("token_expires_at"))
+    .join_from(_users, _tokens, _tokens.c.user_id == _users.c.id)
+    .where(_tokens.c.digest == bindparam("digest"), _tokens.c.kind == bindparam("kind"))
+)
+USER_BY_ID_OR_USERNAME = select(*USER_COLUMNS, PERSONAL_PROJECTS).where(
+    or_(_users.c.id == bindparam("id"), func.lower(_users.c.username) == bindparam("username"))
+)
+
+
+def user_by_token(db, secret: str, kind: str):
+    """The user row (active or not) a token of KIND belongs to, or None (unknown or expired)."""
+    user = db.fast_first(USER_BY_TOKEN, {"digest": credentials.digest(secret), "kind": kind})
+    if user is None or (user.token_expires_at is not None and user.token_expires_at <= utcnow()):
+        return None
+    return user
+
+
+def user_by_id(db, user_id: int):
+    return db.fast_first(USER_BY_ID_OR_USERNAME, {"id": user_id, "username": None})
+
+
+def user_by_id_or_username(db, identifier: int | str):
+    return db.fast_first(
+        USER_BY_ID_OR_USERNAME,
+        {"id": identifier if isinstance(identifier, int) else None, "username": str(identifier).lower()},
+    )

@@ -1,0 +1,320 @@
+"""Clone, fetch and push over the server's smart HTTP with the real git CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import subprocess
+import threading
+import time
+
+import httpx
+import pytest
+
+from codeyard.db.models import ProtectedBranch, Token
+from codeyard.git import storage
+from codeyard.services import credentials
+
+from .conftest import repo_url, server_ref
+
+GUEST, REPORTER, DEVELOPER, MASTER = 10, 20, 30, 40
+
+
+@pytest.fixture
+def alice(users):
+    return users.create("alice")
+
+
+def push_master(git, live, project, user, name="work"):
+    work = git.new_work(name)
+    sha = git.commit(work, "README.md", "hello\n", "first commit")
+    git.run("push", repo_url(live, project, user), "master", cwd=work)
+    return work, sha
+
+
+def test_clone_empty_push_and_clone_again(git, live, rt, alice, projects):
+    project = projects.create(alice, name="demo")
+    empty = git.clone(repo_url(live, project, alice), "empty")
+    assert "empty repository" in empty.stderr
+    work = git.root / "empty"
+    sha = git.commit(work, "README.md", "hello\n", "first commit")
+    git.run("push", "origin", "master", cwd=work)
+    assert server_ref(rt, project, "refs/heads/master") == sha
+    git.clone(repo_url(live, project, alice), "again")
+    assert (git.root / "again" / "README.md").read_text() == "hello\n"
+    assert git.run("rev-parse", "HEAD", cwd=git.root / "again").stdout.strip() == sha
+    # Without the .git suffix too.
+    git.clone(repo_url(live, project, alice, suffix=""), "plain")
+    assert (git.root / "plain" / "README.md").exists()
+
+
+def test_fetch_new_commits(git, live, rt, alice, projects):
+    project = projects.create(alice, name="demo")
+    work, _ = push_master(git, live, project, alice)
+    git.clone(repo_url(live, project, alice), "reader")
+    newer = git.commit(work, "more.txt", "more\n", "second commit")
+    git.run("push", repo_url(live, project, alice), "master", cwd=work)
+    git.run("fetch", "origin", cwd=git.root / "reader")
+    assert git.run("rev-parse", "origin/master", cwd=git.root / "reader").stdout.strip() == newer
+
+
+def test_branches_with_slashes_and_tags(git, live, rt, alice, projects):
+    project = projects.create(alice, name="demo")
+    work, sha = push_master(git, live, project, alice)
+    git.run("checkout", "-q", "-b", "feature/x/y", cwd=work)
+    feature = git.commit(work, "f.txt", "f\n", "feature")
+    git.run("tag", "v1.0", sha, cwd=work)
+    git.run("tag", "-a", "-m", "release two", "v2.0", cwd=work)
+    git.run("push", repo_url(live, project, alice), "feature/x/y", "v1.0", "v2.0", cwd=work)
+    assert server_ref(rt, project, "refs/heads/feature/x/y") == feature
+    assert server_ref(rt, project, "refs/tags/v1.0") == sha
+    assert server_ref(rt, project, "refs/tags/v2.0^{commit}") == feature
+    listing = git.run("ls-remote", repo_url(live, project, alice)).stdout
+    assert "refs/heads/feature/x/y" in listing and "refs/tags/v2.0^{}" in listing
+
+
+@pytest.mark.parametrize("visibility", [0, 10, 20])
+def test_anonymous_clone_only_of_public_projects(git, live, alice, projects, visibility):
+    project = projects.create(alice, name="demo", visibility=visibility)
+    push_master(git, live, project, alice)
+    result = git.clone(repo_url(live, project), "anon", check=False)
+    if visibility == 20:
+        assert result.returncode == 0
+    else:
+        assert result.returncode != 0
+        response = httpx.get(f"{live.base_url}/{project.path_with_namespace}.git/info/refs", params={"service": "git-upload-pack"})
+        assert response.status_code == 401 and response.headers["www-authenticate"].startswith("Basic")
+
+
+def test_unknown_project_looks_like_a_private_one_to_anonymous_callers(live, alice, projects):
+    private = projects.create(alice, name="demo")
+    for path in (private.path_with_namespace, "nobody/nothing"):
+        response = httpx.get(f"{live.base_url}/{path}.git/info/refs", params={"service": "git-upload-pack"})
+        assert response.status_code == 401
+    signed_in = httpx.get(f"{live.base_url}/nobody/nothing.git/info/refs", params={"service": "git-upload-pack"},
+                          auth=(alice.username, alice.token))  # fmt: skip
+    assert signed_in.status_code == 404
+
+
+def test_roles_on_a_private_project(git, live, alice, users, projects):
+    project = projects.create(alice, name="demo")
+    push_master(git, live, project, alice)
+    roles = {name: users.create(name) for name in ("guest", "reporter", "developer")}
+    for name, level in (("guest", GUEST), ("reporter", REPORTER), ("developer", DEVELOPER)):
+        projects.add_member(project, roles[name], level)
+    outsider = users.create("outsider")
+    assert git.clone(repo_url(live, project, roles["guest"]), "g", check=False).returncode != 0
+    guest_refs = httpx.get(f"{live.base_url}/{project.path_with_namespace}.git/info/refs", params={"service": "git-upload-pack"},
+                           auth=("guest", roles["guest"].token))  # fmt: skip
+    assert guest_refs.status_code == 403
+    outsider_refs = httpx.get(f"{live.base_url}/{project.path_with_namespace}.git/info/refs", params={"service": "git-upload-pack"},
+                              auth=("outsider", outsider.token))  # fmt: skip
+    assert outsider_refs.status_code == 404
+    git.clone(repo_url(live, project, roles["reporter"]), "r")
+    work = git.root / "r"
+    git.commit(work, "x.txt", "x\n", "reporter change")
+    refused = git.run("push", "origin", "master", cwd=work, check=False)
+    assert refused.returncode != 0 and "403" in refused.stderr
+    git.run("push", repo_url(live, project, roles["developer"]), "master", cwd=work)
+
+
+def test_password_token_and_oauth_credentials(git, live, rt, alice, projects):
+    project = projects.create(alice, name="demo")
+    push_master(git, live, project, alice)
+    assert git.clone(repo_url(live, project, alice, secret=alice.password), "pw").returncode == 0
+    with rt.db.transaction() as session:
+        _, oauth = credentials.issue_token(session, alice.id, credentials.OAUTH, "oauth", lifetime=dt.timedelta(hours=1))
+    assert git.clone(repo_url(live, project, "oauth2", secret=oauth), "oauth").returncode == 0
+    for user, secret in (("alice", "wrong-password"), ("bob", alice.token), ("oauth2", alice.token)):
+        assert git.clone(repo_url(live, project, user, secret=secret), f"bad-{user}", check=False).returncode != 0
+    response = httpx.get(f"{live.base_url}/{project.path_with_namespace}.git/info/refs", params={"service": "git-upload-pack"},
+                         auth=("alice", "wrong-password"))  # fmt: skip
+    assert response.status_code == 401
+
+
+def test_expired_token_and_blocked_user_are_refused(git, live, rt, alice, users, projects):
+    project = projects.create(alice, name="demo")
+    with rt.db.transaction() as session:
+        session.query(Token).filter(Token.user_id == alice.id).update({Token.expires_at: dt.datetime.now(dt.UTC)})
+    assert git.clone(repo_url(live, project, alice), "expired", check=False).returncode != 0
+    blocked = users.create("blocked", state="blocked")
+    assert git.clone(repo_url(live, project, blocked, secret=blocked.password), "blocked", check=False).returncode != 0
+
+
+def protect(rt, project, branch="master", developers_can_push=False):
+    with rt.db.transaction() as session:
+        session.add(ProtectedBranch(project_id=project.id, name=branch, developers_can_push=developers_can_push))
+
+
+def test_protected_branch_rules(git, live, rt, alice, users, projects):
+    project = projects.create(alice, name="demo")
+    work, first = push_master(git, live, project, alice)
+    developer, master = users.create("dev"), users.create("mas")
+    projects.add_member(project, developer, DEVELOPER)
+    projects.add_member(project, master, MASTER)
+    protect(rt, project)
+    second = git.commit(work, "two.txt", "2\n", "second")
+    refused = git.run("push", repo_url(live, project, developer), "master", cwd=work, check=False)
+    assert refused.returncode != 0
+    assert "remote: codeyard: You are not allowed to push code to protected branches on this project." in refused.stderr
+    assert server_ref(rt, project, "refs/heads/master") == first
+    git.run("push", repo_url(live, project, master), "master", cwd=work)
+    assert server_ref(rt, project, "refs/heads/master") == second
+    # Nobody force-pushes a protected branch, not even its owner.
+    git.run("reset", "-q", "--hard", first, cwd=work)
+    git.commit(work, "other.txt", "o\n", "rewritten history")
+    forced = git.run("push", "--force", repo_url(live, project, alice), "master", cwd=work, check=False)
+    assert forced.returncode != 0 and "force push" in forced.stderr
+    assert server_ref(rt, project, "refs/heads/master") == second
+    deleted = git.run("push", repo_url(live, project, alice), ":master", cwd=work, check=False)
+    assert deleted.returncode != 0 and "delete protected branches" in deleted.stderr
+    assert server_ref(rt, project, "refs/heads/master") == second
+    # Unprotected branches may be force-pushed and deleted by developers.
+    git.run("push", repo_url(live, project, developer), "HEAD:refs/heads/topic", cwd=work)
+    git.run("reset", "-q", "--hard", first, cwd=work)
+    git.run("push", "--force", repo_url(live, project, developer), "HEAD:refs/heads/topic", cwd=work)
+    git.run("push", repo_url(live, project, developer), ":topic", cwd=work)
+    assert server_ref(rt, project, "refs/heads/topic") is None
+
+
+def test_developers_can_push_flag(git, live, rt, alice, users, projects):
+    project = projects.create(alice, name="demo")
+    work, _ = push_master(git, live, project, alice)
+    developer = users.create("dev")
+    projects.add_member(project, developer, DEVELOPER)
+    protect(rt, project, developers_can_push=True)
+    newer = git.commit(work, "n.txt", "n\n", "next")
+    git.run("push", repo_url(live, project, developer), "master", cwd=work)
+    assert server_ref(rt, project, "refs/heads/master") == newer
+
+
+def test_existing_tags_need_a_master(git, live, rt, alice, users, projects):
+    project = projects.create(alice, name="demo")
+    work, _ = push_master(git, live, project, alice)
+    developer = users.create("dev")
+    projects.add_member(project, developer, DEVELOPER)
+    git.run("tag", "v1", cwd=work)
+    git.run("push", repo_url(live, project, developer), "v1", cwd=work)
+    refused = git.run("push", repo_url(live, project, developer), ":refs/tags/v1", cwd=work, check=False)
+    assert refused.returncode != 0 and "existing tags" in refused.stderr
+    git.run("push", repo_url(live, project, alice), ":refs/tags/v1", cwd=work)
+    assert server_ref(rt, project, "refs/tags/v1") is None
+
+
+def test_push_events_are_recorded(git, live, api, alice, projects):
+    project = projects.create(alice, name="demo")
+    push_master(git, live, project, alice)
+    events = api.as_(alice).get(f"/projects/{project.id}/events").json()
+    assert events[0]["action_name"] == "pushed new"
+    assert events[0]["data"]["ref"] == "refs/heads/master" and events[0]["author_username"] == "alice"
+
+
+def test_concurrent_pushes_one_wins(git, live, rt, alice, projects):
+    project = projects.create(alice, name="demo")
+    push_master(git, live, project, alice)
+    clones = []
+    for name in ("one", "two"):
+        git.clone(repo_url(live, project, alice), name)
+        clones.append((git.root / name, git.commit(git.root / name, f"{name}.txt", name, f"commit {name}")))
+    results = {}
+
+    def push(path):
+        results[path.name] = git.run("push", "origin", "master", cwd=path, check=False)
+
+    threads = [threading.Thread(target=push, args=(path,)) for path, _ in clones]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    codes = sorted(result.returncode for result in results.values())
+    assert codes[0] == 0 and codes[1] != 0
+    loser = next(result for result in results.values() if result.returncode != 0)
+    assert "rejected" in loser.stderr or "failed to lock" in loser.stderr or "fetch first" in loser.stderr
+    assert server_ref(rt, project, "refs/heads/master") in {sha for _, sha in clones}
+    path = storage.repository_path(rt.config.repositories_dir, project.id)
+    fsck = subprocess.run(["git", "--git-dir", str(path), "fsck", "--strict"], capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stderr
+
+
+def test_protocol_v2(git, live, alice, projects):
+    project = projects.create(alice, name="demo")
+    _, sha = push_master(git, live, project, alice)
+    git.run("-c", "protocol.version=2", "clone", repo_url(live, project, alice), str(git.root / "v2"))
+    assert git.run("rev-parse", "HEAD", cwd=git.root / "v2").stdout.strip() == sha
+    advertisement = httpx.get(f"{live.base_url}/{project.path_with_namespace}.git/info/refs",
+                              params={"service": "git-upload-pack"}, headers={"Git-Protocol": "version=2"},
+                              auth=(alice.username, alice.token))  # fmt: skip
+    assert b"version 2" in advertisement.content
+
+
+def test_gzip_request_body(git, live, alice, projects):
+    project = projects.create(alice, name="demo")
+    _, sha = push_master(git, live, project, alice)
+    request = f"0032want {sha}\n00000009done\n".encode()
+    response = httpx.post(
+        f"{live.base_url}/{project.path_with_namespace}.git/git-upload-pack",
+        content=gzip.compress(request),
+        headers={"Content-Type": "application/x-git-upload-pack-request", "Content-Encoding": "gzip"},
+        auth=(alice.username, alice.token),
+    )
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/x-git-upload-pack-result"
+    assert b"PACK" in response.content
+
+
+def test_dumb_protocol_is_refused(live, alice, projects):
+    project = projects.create(alice, name="demo", visibility=20)
+    response = httpx.get(f"{live.base_url}/{project.path_with_namespace}.git/info/refs")
+    assert response.status_code == 400
+
+
+def test_missing_repository_is_reported(live, rt, alice, projects):
+    project = projects.create(alice, name="demo")
+    storage.remove(storage.repository_path(rt.config.repositories_dir, project.id))
+    response = httpx.get(f"{live.base_url}/{project.path_with_namespace}.git/info/refs",
+                         params={"service": "git-upload-pack"}, auth=(alice.username, alice.token))  # fmt: skip
+    assert response.status_code == 500
+    assert "repository" in response.json()["message"]
+
+
+def _git_processes(repository) -> int:
+    """Processes working in REPOSITORY (their working directory is inside it)."""
+    import os
+    from pathlib import Path
+
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")).is_relative_to(repository):
+                    count += 1
+            except OSError:
+                continue
+    return count
+
+
+def test_client_disconnect_leaves_no_git_process(live, rt, alice, projects):
+    project = projects.create(alice, name="demo")
+    repository = storage.repository_path(rt.config.repositories_dir, project.id)
+    before = _git_processes(repository)
+    seen_running = []
+
+    def half_a_push():
+        command = f"{'0' * 40} {'1' * 40} refs/heads/x\0 report-status\n".encode()
+        yield f"{len(command) + 4:04x}".encode() + command + b"0000"
+        yield b"PACK\x00\x00\x00\x02\x00\x00\x00\x05"
+        for _ in range(20):
+            time.sleep(0.05)
+            yield b"\x95" * 1024
+        seen_running.append(_git_processes(repository))
+        raise RuntimeError("the client goes away")
+
+    with pytest.raises(RuntimeError):
+        httpx.post(f"{live.base_url}/{project.path_with_namespace}.git/git-receive-pack", content=half_a_push(),
+                   headers={"Content-Type": "application/x-git-receive-pack-request"},
+                   auth=(alice.username, alice.token), timeout=30)  # fmt: skip
+    assert seen_running and seen_running[0] > before  # git was working on the push
+    deadline = time.monotonic() + 10
+    while _git_processes(repository) > before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _git_processes(repository) <= before
