@@ -1,0 +1,122 @@
+"""Clone benchmark: `git clone` over codeyard's smart HTTP against `git clone --no-local` from disk.
+
+Builds a repository of 20,000 commits (git fast-import), pushes it to a running codeyard, then
+times, in alternating rounds, a clone over HTTP and a clone from the repository on disk (the
+baseline: the same git doing the same pack work without HTTP and codeyard in between). Prints the
+best time of each and their ratio (goal <= 1.3), then times a push of 1,000 new commits.
+
+    .venv/bin/python bench/clone.py [--commits 20000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from common import PYTHON, ROOT, free_port, stop, uvicorn_command, wait_until_up
+
+SEED = """
+from codeyard import config
+from codeyard.db import migrate
+from codeyard.runtime import Runtime
+from codeyard.services import credentials, projects, users
+cfg = config.load()
+migrate.upgrade(cfg.database_url)
+rt = Runtime(cfg)
+with rt.db.transaction() as session:
+    user = users.create(session, {"username": "bench", "email": "bench@example.com", "name": "Bench"}, None)
+    _, token = credentials.issue_token(session, user.id, name="bench")
+    project = projects.create(session, rt, user, users.personal_namespace(session, user), {"name": "big"})
+print(token)
+"""
+
+
+def fast_import_stream(commits: int, start: int = 0, parent: str | None = None) -> bytes:
+    """A fast-import stream of COMMITS commits on master touching 200 files in turn."""
+    lines = []
+    for i in range(start, start + commits):
+        content = f"file {i % 200} revision {i}\n" * 20
+        lines.append("commit refs/heads/master")
+        lines.append(f"mark :{i + 1}")
+        lines.append(f"committer Bench <bench@example.com> {1_450_000_000 + i} +0000")
+        message = f"commit number {i}\n"
+        lines.append(f"data {len(message)}")
+        lines.append(message)
+        if i > start:
+            lines.append(f"from :{i}")
+        elif parent:
+            lines.append(f"from {parent}")
+        lines.append(f"M 100644 inline dir{i % 20}/file{i % 200}.txt")
+        lines.append(f"data {len(content)}")
+        lines.append(content)
+    return ("\n".join(lines) + "\n").encode()
+
+
+def git(*args, cwd=None, env=None, input=None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=env, input=input, check=True, capture_output=True).stdout.decode()
+
+
+def timed(action) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--commits", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
+        tmp = Path(tmp)
+        data_dir = tmp / "data"
+        data_dir.mkdir()
+        port = free_port()
+        env = {**os.environ, "CODEYARD_DATA_DIR": str(data_dir), "CODEYARD_LOG_LEVEL": "warning",
+               "CODEYARD_PORT": str(port), "CODEYARD_BASE_URL": f"http://127.0.0.1:{port}"}  # fmt: skip
+        git_env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "HOME": str(tmp),
+                   "GIT_TERMINAL_PROMPT": "0"}  # fmt: skip
+        print(f"building a repository of {args.commits} commits ...", flush=True)
+        source = tmp / "source.git"
+        git("init", "-q", "--bare", str(source), env=git_env)
+        git("fast-import", "--quiet", cwd=source, env=git_env, input=fast_import_stream(args.commits))
+        git("gc", "-q", cwd=source, env=git_env)
+        token = subprocess.run([PYTHON, "-c", SEED], env=env, check=True, capture_output=True, text=True).stdout.split()[-1]
+        server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
+        try:
+            wait_until_up(f"http://127.0.0.1:{port}/-/health")
+            url = f"http://bench:{token}@127.0.0.1:{port}/bench/big.git"
+            initial = timed(lambda: git("push", "-q", url, "master", cwd=source, env=git_env))
+            hosted = data_dir / "repositories" / "1.git"
+            http_times, disk_times = [], []
+            for round_number in range(args.rounds):
+                target = tmp / f"http{round_number}"
+                http_times.append(timed(lambda t=target: git("clone", "-q", "--bare", url, str(t), env=git_env)))
+                target = tmp / f"disk{round_number}"
+                disk_times.append(timed(lambda t=target: git("clone", "-q", "--bare", "--no-local", str(hosted), str(t), env=git_env)))
+                for leftover in (tmp / f"http{round_number}", tmp / f"disk{round_number}"):
+                    shutil.rmtree(leftover)
+            assert git("rev-list", "--count", "master", cwd=hosted, env=git_env).strip() == str(args.commits)
+            tip = git("rev-parse", "master", cwd=source, env=git_env).strip()
+            git("fast-import", "--quiet", "--force", cwd=source, env=git_env,
+                input=fast_import_stream(1000, start=args.commits, parent=tip))  # fmt: skip
+            push = timed(lambda: git("push", "-q", url, "master", cwd=source, env=git_env))
+            assert git("rev-list", "--count", "master", cwd=hosted, env=git_env).strip() == str(args.commits + 1000)
+        finally:
+            stop([server])
+    http, disk = min(http_times), min(disk_times)
+    print(f"\ngit clone of {args.commits} commits, best of {args.rounds}")
+    print(f"  over codeyard HTTP      {http:7.2f} s   (all: {', '.join(f'{t:.2f}' for t in http_times)})")
+    print(f"  --no-local from disk    {disk:7.2f} s   (all: {', '.join(f'{t:.2f}' for t in disk_times)})")
+    print(f"  ratio http/disk         {http / disk:7.2f}   (goal <= 1.3)")
+    print(f"initial push of {args.commits} commits: {initial:.2f} s")
+    print(f"push of 1,000 new commits: {push:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
