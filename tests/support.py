@@ -274,3 +274,55 @@ class QueryCounter:
     @property
     def count(self) -> int:
         return len(self.statements)
+
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Ada Author",
+    "GIT_AUTHOR_EMAIL": "ada@example.com",
+    "GIT_COMMITTER_NAME": "Cy Committer",
+    "GIT_COMMITTER_EMAIL": "cy@example.com",
+}
+
+
+class WorkingCopy:
+    """A working clone of a project's bare repository on disk, for building repository contents
+    in tests without the HTTP transport (pushes go straight to the bare repository's path)."""
+
+    _dates = itertools.count(0)
+
+    def __init__(self, rt: Runtime, project: TestProject, root: Path):
+        from codeyard.git import storage
+
+        self.bare = storage.repository_path(rt.config.repositories_dir, project.id)
+        self.path = root
+        home = root.parent / f"{root.name}-home"
+        home.mkdir(parents=True, exist_ok=True)
+        self.env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, **GIT_IDENTITY,
+                    "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}  # fmt: skip
+        subprocess.run(["git", "init", "-q", "-b", "master", str(root)], env=self.env, check=True)
+        self.git("remote", "add", "origin", str(self.bare))
+
+    def git(self, *args: str) -> str:
+        result = subprocess.run(["git", *args], cwd=self.path, env=self.env, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)}: {result.stderr}")
+        return result.stdout.strip()
+
+    def commit(self, message: str, files: dict[str, str] | None = None, remove: tuple[str, ...] = ()) -> str:
+        """Commit FILES (path -> content) and removals with a distinct, fixed date; returns the SHA."""
+        for name, content in (files or {f"file{next(self._dates)}.txt": message}).items():
+            target = self.path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+            self.git("add", name)
+        for name in remove:
+            self.git("rm", "-q", name)
+        when = f"2016-01-04T15:{next(self._dates) % 60:02d}:46+01:00"
+        env_date = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+        result = subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], cwd=self.path,
+                                env={**self.env, **env_date}, capture_output=True, text=True)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return self.git("rev-parse", "HEAD")
+
+    def push(self, *refspecs: str) -> None:
+        self.git("push", "-q", "origin", *(refspecs or ("master",)))

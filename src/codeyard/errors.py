@@ -102,3 +102,8 @@ class Unprocessable(CodeyardError):
 class Unavailable(CodeyardError):
     status = 503
     default_message = "503 Service Unavailable"
+
+
+class RepositoryUnavailable(CodeyardError):
+    status = 500
+    default_message = "500 The repository of this project is missing or damaged"

@@ -113,9 +113,9 @@ def test_roles_on_a_private_project(git, live, alice, users, projects):
     git.clone(repo_url(live, project, roles["reporter"]), "r")
     work = git.root / "r"
     git.commit(work, "x.txt", "x\n", "reporter change")
-    refused = git.run("push", "origin", "master", cwd=work, check=False)
+    refused = git.run("push", "origin", "HEAD:refs/heads/topic", cwd=work, check=False)
     assert refused.returncode != 0 and "403" in refused.stderr
-    git.run("push", repo_url(live, project, roles["developer"]), "master", cwd=work)
+    git.run("push", repo_url(live, project, roles["developer"]), "HEAD:refs/heads/topic", cwd=work)
 
 
 def test_password_token_and_oauth_credentials(git, live, rt, alice, projects):
@@ -143,7 +143,11 @@ def test_expired_token_and_blocked_user_are_refused(git, live, rt, alice, users,
 
 def protect(rt, project, branch="master", developers_can_push=False):
     with rt.db.transaction() as session:
-        session.add(ProtectedBranch(project_id=project.id, name=branch, developers_can_push=developers_can_push))
+        row = session.query(ProtectedBranch).filter_by(project_id=project.id, name=branch).one_or_none()
+        if row is None:
+            session.add(ProtectedBranch(project_id=project.id, name=branch, developers_can_push=developers_can_push))
+        else:
+            row.developers_can_push = developers_can_push
 
 
 def test_protected_branch_rules(git, live, rt, alice, users, projects):
@@ -318,3 +322,29 @@ def test_client_disconnect_leaves_no_git_process(live, rt, alice, projects):
     while _git_processes(repository) > before and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _git_processes(repository) <= before
+
+
+@pytest.mark.parametrize(("level", "developer_may_push"), [(2, False), (0, True)])
+def test_default_branch_protection_applies_on_first_push(git, live, api, rt, admin, alice, users, projects, level, developer_may_push):
+    api.as_(admin).put("/application/settings", json={"default_branch_protection": level})
+    project = projects.create(alice, name="demo")
+    work, first = push_master(git, live, project, alice)
+    assert api.as_(alice).get(f"/projects/{project.id}").json()["default_branch"] == "master"
+    developer = users.create("dev")
+    projects.add_member(project, developer, DEVELOPER)
+    second = git.commit(work, "next.txt", "n\n", "next")
+    result = git.run("push", repo_url(live, project, developer), "master", cwd=work, check=False)
+    assert (result.returncode == 0) is developer_may_push
+    assert server_ref(rt, project, "refs/heads/master") == (second if developer_may_push else first)
+
+
+def test_first_pushed_branch_becomes_default(git, live, api, alice, projects):
+    project = projects.create(alice, name="demo")
+    work = git.new_work("w")
+    git.commit(work, "a.txt", "a\n", "a")
+    git.run("checkout", "-q", "-b", "develop", cwd=work)
+    git.run("push", repo_url(live, project, alice), "develop", cwd=work)
+    assert api.as_(alice).get(f"/projects/{project.id}").json()["default_branch"] == "develop"
+    clone = git.clone(repo_url(live, project, alice), "c")
+    assert clone.returncode == 0
+    assert git.run("rev-parse", "--abbrev-ref", "HEAD", cwd=git.root / "c").stdout.strip() == "develop"

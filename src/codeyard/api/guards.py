@@ -25,13 +25,16 @@ def load_project(ctx: Ctx, param: str = "id", not_found: str = "Project"):
     return project, access
 
 
-def project_guard(ability: str = policy.READ_PROJECT):
+def project_guard(*abilities: str):
+    """Load the project and require every one of ABILITIES (default: reading it)."""
+    needed = abilities or (policy.READ_PROJECT,)
+
     def guard(ctx: Ctx) -> None:
         ctx.project, ctx.access = load_project(ctx)
-        if not ctx.access.can(ability):
+        if not all(ctx.access.can(ability) for ability in needed):
             raise Forbidden()
 
-    guard.__name__ = f"needs_{ability}"
+    guard.__name__ = "needs_" + "_and_".join(needed)
     return guard
 
 

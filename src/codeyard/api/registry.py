@@ -12,6 +12,18 @@ def all_routes() -> list[Route]:
     # Importing a module registers its routes.
     from ..githttp import transport  # noqa: F401
     from . import oauth  # noqa: F401
-    from .v3 import hooks, members, meta, namespaces, projects, session, settings, uploads, users  # noqa: F401
+    from .v3 import (  # noqa: F401
+        branches,
+        hooks,
+        members,
+        meta,
+        namespaces,
+        projects,
+        repository,
+        session,
+        settings,
+        uploads,
+        users,
+    )
 
     return [*API.routes, *WEB.routes]

@@ -1,23 +1,294 @@
-"""Reading and adjusting refs of a bare repository with pygit2."""
+"""A bare repository through pygit2: refs (read and written), commits, trees, blobs, and what a
+push brought.
+
+Everything here takes a repository path and returns plain data (no database, no app imports).
+A repository that cannot be opened raises `RepositoryUnavailable`; a name that resolves to
+nothing raises `NotInRepository`.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
 HEADS = "refs/heads/"
+TAGS = "refs/tags/"
+ZERO_SHA = "0" * 40
+
+
+class RepositoryUnavailable(Exception):
+    """The repository is missing or cannot be read."""
+
+
+class NotInRepository(Exception):
+    """A ref, commit or path that the repository does not have."""
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str
+    email: str
+    when: dt.datetime
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    id: str
+    message: str
+    parent_ids: list[str]
+    tree_id: str
+    author: Person
+    committer: Person
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    id: str
+    name: str
+    type: str  # "tree", "blob" or "commit" (a submodule)
+    mode: str
+    path: str
 
 
 def open_repository(path: Path) -> pygit2.Repository:
-    return pygit2.Repository(str(path))
+    try:
+        return pygit2.Repository(str(path))
+    except (pygit2.GitError, KeyError) as error:
+        raise RepositoryUnavailable(str(path)) from error
+
+
+def _person(signature: pygit2.Signature) -> Person:
+    zone = dt.timezone(dt.timedelta(minutes=signature.offset))
+    return Person(signature.name, signature.email, dt.datetime.fromtimestamp(signature.time, zone))
+
+
+def commit_info(commit: pygit2.Commit) -> CommitInfo:
+    return CommitInfo(
+        id=str(commit.id),
+        message=commit.message,
+        parent_ids=[str(parent) for parent in commit.parent_ids],
+        tree_id=str(commit.tree_id),
+        author=_person(commit.author),
+        committer=_person(commit.committer),
+    )
+
+
+def resolve(repository: pygit2.Repository, name: str) -> pygit2.Commit:
+    """The commit NAME points at: a branch, a tag, a full or abbreviated SHA, or any revision."""
+    try:
+        found = repository.revparse_single(name)
+        commit = found.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as error:
+        raise NotInRepository(name) from error
+    return commit
+
+
+def branches(path: Path) -> list[tuple[str, CommitInfo]]:
+    """(name, tip commit) of every branch, sorted by name."""
+    repository = open_repository(path)
+    result = []
+    for ref in repository.references:
+        if ref.startswith(HEADS):
+            target = repository.references[ref].peel(pygit2.Commit)
+            result.append((ref[len(HEADS) :], commit_info(target)))
+    return sorted(result)
+
+
+def branch(path: Path, name: str) -> CommitInfo | None:
+    repository = open_repository(path)
+    ref = repository.references.get(HEADS + name)
+    return commit_info(ref.peel(pygit2.Commit)) if ref is not None else None
+
+
+def head_branch(path: Path) -> str | None:
+    """The branch HEAD names (whether or not it exists yet)."""
+    repository = open_repository(path)
+    target = repository.references.get("HEAD")
+    if target is None or target.type != pygit2.enums.ReferenceType.SYMBOLIC:
+        return None
+    name = target.target
+    return name[len(HEADS) :] if name.startswith(HEADS) else None
+
+
+def valid_branch_name(name: str) -> bool:
+    return bool(name) and not name.startswith("-") and pygit2.reference_is_valid_name(HEADS + name)
+
+
+def create_branch(path: Path, name: str, target: str) -> CommitInfo:
+    """Create branch NAME at the commit TARGET names; FileExistsError if it exists."""
+    repository = open_repository(path)
+    commit = resolve(repository, target)
+    if repository.references.get(HEADS + name) is not None:
+        raise FileExistsError(name)
+    repository.references.create(HEADS + name, commit.id)
+    return commit_info(commit)
+
+
+def delete_branch(path: Path, name: str) -> str:
+    """Delete branch NAME; returns the SHA it pointed at. KeyError if missing."""
+    repository = open_repository(path)
+    ref = repository.references.get(HEADS + name)
+    if ref is None:
+        raise KeyError(name)
+    sha = str(ref.target)
+    ref.delete()
+    return sha
+
+
+def count_commits(path: Path, ref: str) -> int:
+    """How many commits REF reaches (git rev-list is much faster than a Python walk)."""
+    result = subprocess.run(
+        ["git", "--git-dir", str(path), "rev-list", "--count", ref, "--"], capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise NotInRepository(ref)
+    return int(result.stdout.strip())
+
+
+def log(path: Path, ref: str, offset: int, limit: int) -> list[CommitInfo]:
+    """Commits reachable from REF, newest first (by commit time, then topology), one page."""
+    repository = open_repository(path)
+    start = resolve(repository, ref)
+    walker = repository.walk(start.id, pygit2.enums.SortMode.TIME | pygit2.enums.SortMode.TOPOLOGICAL)
+    page = []
+    for index, commit in enumerate(walker):
+        if index >= offset + limit:
+            break
+        if index >= offset:
+            page.append(commit_info(commit))
+    return page
+
+
+def commit(path: Path, sha: str) -> CommitInfo:
+    return commit_info(resolve(open_repository(path), sha))
+
+
+def tree(path: Path, ref: str, subpath: str = "") -> list[TreeEntry]:
+    """Entries of the directory SUBPATH at REF (trees first, then by name)."""
+    repository = open_repository(path)
+    node = resolve(repository, ref).tree
+    prefix = subpath.strip("/")
+    if prefix:
+        try:
+            entry = node[prefix]
+        except KeyError as error:
+            raise NotInRepository(subpath) from error
+        node = repository[entry.id]
+        if not isinstance(node, pygit2.Tree):
+            raise NotInRepository(subpath)
+    entries = [
+        TreeEntry(str(item.id), item.name, item.type_str, f"{item.filemode:06o}", f"{prefix}/{item.name}" if prefix else item.name)
+        for item in node
+    ]
+    return sorted(entries, key=lambda e: (e.type != "tree", e.name))
+
+
+@dataclass(frozen=True)
+class FileAtRef:
+    blob_id: str
+    commit_id: str
+    content: bytes
+    size: int
+
+
+def file_at(path: Path, ref: str, file_path: str) -> FileAtRef:
+    repository = open_repository(path)
+    target = resolve(repository, ref)
+    try:
+        entry = target.tree[file_path.strip("/")]
+    except (KeyError, ValueError) as error:
+        raise NotInRepository(file_path) from error
+    blob = repository[entry.id]
+    if not isinstance(blob, pygit2.Blob):
+        raise NotInRepository(file_path)
+    return FileAtRef(str(blob.id), str(target.id), blob.data, blob.size)
+
+
+def blob(path: Path, sha: str) -> bytes:
+    repository = open_repository(path)
+    try:
+        found = repository.revparse_single(sha)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as error:
+        raise NotInRepository(sha) from error
+    if not isinstance(found, pygit2.Blob):
+        raise NotInRepository(sha)
+    return found.data
+
+
+def last_commit_for(path: Path, ref: str, file_path: str) -> str | None:
+    """The newest commit reachable from REF that changed FILE_PATH."""
+    result = subprocess.run(
+        ["git", "--git-dir", str(path), "log", "-1", "--format=%H", ref, "--", file_path],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return result.stdout.strip() or None
+
+
+@dataclass(frozen=True)
+class PushedCommits:
+    commits: list[CommitInfo]  # the newest ones (at most `keep`), oldest first
+    total: int
+    capped: bool  # the walk stopped at its bound: `total` is a lower bound
+
+
+def pushed_commits(path: Path, new: str, hide: list[str], keep: int = 20, bound: int = 100_000) -> PushedCommits:
+    """Commits reachable from NEW but from none of HIDE (SHAs or ref names that exist), newest first
+    walked; returns the newest KEEP of them oldest first, and how many there were (up to BOUND)."""
+    repository = open_repository(path)
+    walker = repository.walk(pygit2.Oid(hex=new), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+    for name in hide:
+        try:
+            walker.hide(resolve(repository, name).id)
+        except NotInRepository:
+            continue
+    newest: list[pygit2.Commit] = []
+    total = 0
+    for found in walker:
+        total += 1
+        if len(newest) < keep:
+            newest.append(found)
+        if total >= bound:
+            return PushedCommits([commit_info(c) for c in reversed(newest)], total, True)
+    return PushedCommits([commit_info(c) for c in reversed(newest)], total, False)
+
+
+def changed_paths(path: Path, sha: str) -> tuple[list[str], list[str], list[str]]:
+    """(added, modified, removed) paths of a commit against its first parent."""
+    repository = open_repository(path)
+    found = resolve(repository, sha)
+    diff = repository.diff(found.parents[0], found) if found.parents else found.tree.diff_to_tree(swap=True)
+    added, modified, removed = [], [], []
+    for delta in diff.deltas:
+        status = delta.status_char()
+        if status == "A":
+            added.append(delta.new_file.path)
+        elif status == "D":
+            removed.append(delta.old_file.path)
+        else:
+            modified.append(delta.new_file.path)
+    return added, modified, removed
+
+
+def tag_target(path: Path, name: str) -> tuple[str | None, str | None]:
+    """(commit SHA, annotation message or None) of tag NAME."""
+    repository = open_repository(path)
+    ref = repository.references.get(TAGS + name)
+    if ref is None:
+        return None, None
+    target = repository[ref.target]
+    message = target.message if isinstance(target, pygit2.Tag) else None
+    return str(ref.peel(pygit2.Commit).id), message
 
 
 def branch_names(path: Path) -> list[str]:
     """Names of the repository's branches, sorted; [] for an empty or missing repository."""
     try:
         repository = open_repository(path)
-    except pygit2.GitError:
+    except RepositoryUnavailable:
         return []
     return sorted(name[len(HEADS) :] for name in repository.references if name.startswith(HEADS))
 

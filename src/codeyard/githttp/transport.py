@@ -28,7 +28,7 @@ from sqlalchemy import select
 from ..api.context import Ctx
 from ..api.registry import WEB
 from ..db.models import Project, ProtectedBranch, User
-from ..errors import BadRequest, CodeyardError, Forbidden, NotFound, Unauthorized
+from ..errors import BadRequest, Forbidden, NotFound, RepositoryUnavailable, Unauthorized
 from ..git import storage
 from ..policies import projects as policy
 from ..services import access as access_service
@@ -118,13 +118,8 @@ def authorize(ctx: Ctx, user, service: str) -> Grant:
     path = storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id)
     if not (path / "HEAD").exists():
         log.error("repository of project %s is missing at %s", grant.project_id, path)
-        raise RepositoryMissing()
+        raise RepositoryUnavailable()
     return grant
-
-
-class RepositoryMissing(CodeyardError):
-    status = 500
-    default_message = "500 The repository of this project is missing or damaged"
 
 
 def hooks_dir(ctx: Ctx) -> Path:

@@ -1,8 +1,15 @@
 """After a push: the one entry point every consequence of a push goes through.
 
-The git transport calls `post_push` once per push, after git has updated the refs, inside a
-short transaction of its own. Work here must be bounded (it delays the end of the push); anything
-slow belongs in a background job that a listener enqueues.
+The git transport (and the branches API, whose branch creation and deletion are pushes too)
+calls `post_push` once per push, after the refs changed, inside a short transaction. Its work is
+bounded: at most 20 commits are described per ref and the commit count stops at `COUNT_BOUND`.
+Anything slower belongs in a background job that a listener enqueues.
+
+It does, in order:
+1. the first pushed branch becomes the project's default branch (master when it is among them)
+   and the repository HEAD; the instance's `default_branch_protection` then protects it;
+2. one `pushed new` / `pushed to` / `deleted` event per ref, with GitLab's push payload as data;
+3. the listeners registered by later capabilities (CI, webhooks), given the same payloads.
 """
 
 from __future__ import annotations
@@ -10,10 +17,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..db.models import Project
+from ..db.hooks import on_commit
+from ..db.models import Project, ProtectedBranch
+from ..entities import pushes as entities
+from ..entities.common import View
+from ..git import repo, storage
 from . import events
+from . import settings as settings_service
+
+ZERO_SHA = "0" * 40
+HEADS = "refs/heads/"
+TAGS = "refs/tags/"
+MAX_COMMITS = 20
+COUNT_BOUND = 100_000
 
 
 @dataclass(frozen=True)
@@ -22,26 +41,76 @@ class RefUpdate:
     before: str  # forty zeros for a new ref
     after: str  # forty zeros for a deleted ref
 
+    @property
+    def branch(self) -> str | None:
+        return self.ref[len(HEADS) :] if self.ref.startswith(HEADS) else None
 
-# Later capabilities (CI, webhooks) register here: listener(session, rt, project, user, updates).
+
+# Later capabilities (CI, webhooks) register here:
+# listener(session, rt, project, user, updates: list[RefUpdate], payloads: list[dict]).
 LISTENERS: list[Callable] = []
 
 
-def post_push(session: Session, rt, project: Project, user, updates: list[RefUpdate]) -> None:
-    """Record one push event per updated ref, then tell the listeners."""
+def post_push(session: Session, rt, project: Project, user, updates: list[RefUpdate]) -> list[dict]:
+    """Record the push; returns the payload built for each update."""
+    path = storage.repository_path(rt.config.repositories_dir, project.id)
+    adopt_default_branch(session, rt, project, path, updates)
+    view = View(rt.config.base_url, rt.presentation.avatars_enabled())
+    payloads = []
     for update in updates:
-        events.record(
-            session,
-            project,
-            user.id,
-            events.PUSHED,
-            data={
-                "before": update.before,
-                "after": update.after,
-                "ref": update.ref,
-                "user_id": user.id,
-                "user_name": user.name,
-            },
-        )
+        payload = push_payload(view, path, project, user, update)
+        payloads.append(payload)
+        events.record(session, project, user.id, events.PUSHED, data=payload)
     for listener in LISTENERS:
-        listener(session, rt, project, user, updates)
+        listener(session, rt, project, user, updates, payloads)
+    return payloads
+
+
+def adopt_default_branch(session: Session, rt, project: Project, path, updates: list[RefUpdate]) -> None:
+    """A project without a (living) default branch takes the first pushed branch, master first."""
+    existing = repo.branch_names(path)
+    if project.default_branch is not None and project.default_branch in existing:
+        return
+    created = [u.branch for u in updates if u.branch and u.before == ZERO_SHA and u.after != ZERO_SHA]
+    if not created:
+        return
+    chosen = "master" if "master" in created else created[0]
+    project.default_branch = chosen
+    on_commit(session, lambda: repo.set_head_branch(path, chosen))
+    level = settings_service.load(session).default_branch_protection
+    already = session.scalar(
+        select(ProtectedBranch.id).where(ProtectedBranch.project_id == project.id, ProtectedBranch.name == chosen)
+    )
+    if level > 0 and already is None:
+        session.add(ProtectedBranch(project_id=project.id, name=chosen, developers_can_push=level == 1))
+
+
+def push_payload(view: View, path, project: Project, user, update: RefUpdate) -> dict:
+    """GitLab's push (or tag push) payload for one updated ref, from what the repository says."""
+    tag = update.ref.startswith(TAGS)
+    commits: list[repo.CommitInfo] = []
+    total = 0
+    checkout_sha = message = None
+    if update.after != ZERO_SHA:
+        if tag:
+            checkout_sha, message = repo.tag_target(path, update.ref[len(TAGS) :])
+            if checkout_sha is not None:
+                commits, total = [repo.commit(path, checkout_sha)], 1
+        else:
+            checkout_sha = update.after
+            found = repo.pushed_commits(path, update.after, _hidden(project, update), keep=MAX_COMMITS, bound=COUNT_BOUND)
+            commits, total = found.commits, found.total
+    described = [entities.commit_hash(view, project, info, repo.changed_paths(path, info.id)) for info in commits]
+    return entities.push_payload(
+        view, project, user, update, tag=tag, commits=described, total=total, checkout_sha=checkout_sha, message=message
+    )
+
+
+def _hidden(project: Project, update: RefUpdate) -> list[str]:
+    """What the commits of a branch update are counted from: the old tip, or for a new branch the
+    default branch (nothing when the new branch is the default branch: its whole history is new)."""
+    if update.before != ZERO_SHA:
+        return [update.before]
+    if project.default_branch and project.default_branch != update.branch:
+        return [HEADS + project.default_branch]
+    return []

@@ -1,0 +1,60 @@
+"""Branches: list, get, protect, unprotect, create, delete. Names may contain slashes."""
+
+from __future__ import annotations
+
+from ...entities.commits import branch as branch_entity
+from ...policies import projects as policy
+from ...services import branches
+from ..context import Ctx
+from ..guards import project_guard
+from ..params import Bool, Str
+from ..registry import API
+
+READ = (project_guard(policy.DOWNLOAD_CODE),)
+ADMIN = (project_guard(policy.DOWNLOAD_CODE, policy.ADMIN_PROJECT),)
+PUSH = (project_guard(policy.DOWNLOAD_CODE, policy.PUSH_CODE),)
+BRANCHES = "/projects/:id/repository/branches"
+
+
+@API.get(BRANCHES, guards=READ, summary="All branches, sorted by name")
+def list_branches(ctx: Ctx):
+    return [branch_entity(found) for found in branches.all_branches(ctx.session, ctx.rt, ctx.project)]
+
+
+@API.get(BRANCHES + "/*branch", guards=READ, summary="A branch")
+def get_branch(ctx: Ctx):
+    return branch_entity(branches.get(ctx.session, ctx.rt, ctx.project, ctx.path_params["branch"]))
+
+
+@API.put(
+    BRANCHES + "/*branch/protect",
+    guards=ADMIN,
+    params=(Bool("developers_can_push", doc="Developers may push (nobody force-pushes or deletes)"),),
+    summary="Protect a branch (idempotent)",
+)
+def protect_branch(ctx: Ctx):
+    found = branches.protect(ctx.session, ctx.rt, ctx.project, ctx.path_params["branch"], ctx.args.get("developers_can_push"))
+    return branch_entity(found)
+
+
+@API.put(BRANCHES + "/*branch/unprotect", guards=ADMIN, summary="Unprotect a branch (idempotent)")
+def unprotect_branch(ctx: Ctx):
+    return branch_entity(branches.unprotect(ctx.session, ctx.rt, ctx.project, ctx.path_params["branch"]))
+
+
+@API.post(
+    BRANCHES,
+    guards=PUSH,
+    params=(Str("branch_name", required=True, max_length=255), Str("ref", required=True, max_length=255)),
+    summary="Create a branch at a ref",
+)
+def create_branch(ctx: Ctx):
+    found = branches.create(ctx.session, ctx.rt, ctx.project, ctx.actor, ctx.args["branch_name"], ctx.args["ref"])
+    return branch_entity(found)
+
+
+@API.delete(BRANCHES + "/*branch", guards=PUSH, summary="Delete a branch (not the default or a protected one)")
+def delete_branch(ctx: Ctx):
+    name = ctx.path_params["branch"]
+    branches.delete(ctx.session, ctx.rt, ctx.project, ctx.actor, name)
+    return {"branch_name": name}

@@ -1,0 +1,107 @@
+"""Branches: list, protect, create and delete (reference section 8's messages and statuses).
+
+Creating or deleting a branch is a push: it goes through `pushes.post_push` like a git push.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..db.models import Project, ProtectedBranch
+from ..errors import BadRequest, CodeyardError, NotFound
+from ..git import repo
+from . import pushes
+from .repository import path_of, reading
+
+ZERO_SHA = "0" * 40
+
+
+@dataclass(frozen=True)
+class Branch:
+    name: str
+    commit: repo.CommitInfo
+    protection: ProtectedBranch | None
+
+
+class BranchError(CodeyardError):
+    """GitLab's branch errors: a status and a plain message (`{"message": "No such branch"}`)."""
+
+    def __init__(self, status: int, message: str):
+        self.status = status
+        super().__init__(message)
+
+
+def protections(session: Session, project: Project) -> dict[str, ProtectedBranch]:
+    rows = session.scalars(select(ProtectedBranch).where(ProtectedBranch.project_id == project.id))
+    return {row.name: row for row in rows}
+
+
+def all_branches(session: Session, rt, project: Project) -> list[Branch]:
+    protected = protections(session, project)
+    with reading(project, "Repository"):
+        found = repo.branches(path_of(rt, project))
+    return [Branch(name, info, protected.get(name)) for name, info in found]
+
+
+def get(session: Session, rt, project: Project, name: str, missing: str = "Branch") -> Branch:
+    with reading(project, missing):
+        info = repo.branch(path_of(rt, project), name)
+    if info is None:
+        raise NotFound(missing)
+    return Branch(name, info, protections(session, project).get(name))
+
+
+def protect(session: Session, rt, project: Project, name: str, developers_can_push: bool | None = None) -> Branch:
+    branch = get(session, rt, project, name)
+    row = branch.protection
+    if row is None:
+        row = ProtectedBranch(project_id=project.id, name=name, developers_can_push=bool(developers_can_push))
+        session.add(row)
+    elif developers_can_push is not None:
+        row.developers_can_push = developers_can_push
+    session.flush()
+    return Branch(name, branch.commit, row)
+
+
+def unprotect(session: Session, rt, project: Project, name: str) -> Branch:
+    branch = get(session, rt, project, name, missing="Branch does not exist")
+    if branch.protection is not None:
+        session.delete(branch.protection)
+        session.flush()
+    return Branch(name, branch.commit, None)
+
+
+def create(session: Session, rt, project: Project, user, name: str, ref: str) -> Branch:
+    path = path_of(rt, project)
+    if not repo.valid_branch_name(name):
+        raise BadRequest("Branch name is invalid")
+    with reading(project, "Repository"):
+        exists = repo.branch(path, name) is not None
+    if exists:
+        raise BadRequest("Branch already exists")
+    try:
+        with reading(project, "Repository"):
+            info = repo.create_branch(path, name, ref)
+    except NotFound:
+        raise BadRequest("Invalid reference name") from None
+    except FileExistsError:
+        raise BadRequest("Branch already exists") from None
+    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(pushes.HEADS + name, ZERO_SHA, info.id)])
+    return Branch(name, info, protections(session, project).get(name))
+
+
+def delete(session: Session, rt, project: Project, user, name: str) -> None:
+    path = path_of(rt, project)
+    with reading(project, "Repository"):
+        exists = repo.branch(path, name) is not None
+    if not exists:
+        raise BranchError(404, "No such branch")
+    if name == (project.default_branch or repo.head_branch(path)):
+        raise BranchError(405, "Cannot remove HEAD branch")
+    if name in protections(session, project):
+        raise BranchError(405, "Protected branch cant be removed")
+    sha = repo.delete_branch(path, name)
+    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(pushes.HEADS + name, sha, ZERO_SHA)])

@@ -1,0 +1,68 @@
+"""Reading a project's repository for the API: commits, trees, files; git errors become API errors."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+
+from ..db.models import Project
+from ..errors import NotFound, RepositoryUnavailable
+from ..git import repo, storage
+
+log = logging.getLogger("codeyard.repository")
+
+
+def path_of(rt, project: Project):
+    return storage.repository_path(rt.config.repositories_dir, project.id)
+
+
+@contextmanager
+def reading(project: Project, missing: str):
+    """Translate git errors: an unknown name is 404 `404 <missing> Not Found`; an unreadable
+    repository is a logged 500."""
+    try:
+        yield
+    except repo.NotInRepository:
+        raise NotFound(missing) from None
+    except repo.RepositoryUnavailable:
+        log.error("repository of project %s is missing or damaged", project.id)
+        raise RepositoryUnavailable() from None
+
+
+def default_ref(project: Project) -> str:
+    return project.default_branch or "master"
+
+
+def commits(rt, project: Project, ref: str | None, offset: int, limit: int) -> tuple[int, list[repo.CommitInfo]]:
+    """(total, one page) of the commits REF reaches, newest first; an empty repository has none."""
+    path = path_of(rt, project)
+    ref = ref or default_ref(project)
+    if not repo.branch_names(path) and ref == default_ref(project):
+        with reading(project, "Repository"):
+            repo.open_repository(path)
+        return 0, []
+    with reading(project, "Commit"):
+        return repo.count_commits(path, ref), repo.log(path, ref, offset, limit)
+
+
+def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
+    with reading(project, "Commit"):
+        return repo.commit(path_of(rt, project), sha)
+
+
+def tree(rt, project: Project, ref: str | None, subpath: str) -> list[repo.TreeEntry]:
+    with reading(project, "Tree"):
+        return repo.tree(path_of(rt, project), ref or default_ref(project), subpath)
+
+
+def file_at(rt, project: Project, ref: str, file_path: str) -> tuple[repo.FileAtRef, str | None]:
+    """The file and the last commit that changed it."""
+    path = path_of(rt, project)
+    with reading(project, "File"):
+        found = repo.file_at(path, ref, file_path)
+        return found, repo.last_commit_for(path, ref, file_path)
+
+
+def blob(rt, project: Project, sha: str) -> bytes:
+    with reading(project, "Blob"):
+        return repo.blob(path_of(rt, project), sha)

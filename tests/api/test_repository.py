@@ -1,0 +1,232 @@
+"""Repository reads (commits, tree, files, blobs) and what a push records (events, payloads)."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from codeyard.db.models import Project, ProtectedBranch, User
+from codeyard.services import pushes
+
+from ..support import WorkingCopy
+
+ZERO = "0" * 40
+
+
+@pytest.fixture
+def alice(users):
+    return users.create("alice")
+
+
+@pytest.fixture
+def setup(rt, projects, alice, tmp_path):
+    project = projects.create(alice, name="demo")
+    return project, WorkingCopy(rt, project, tmp_path / "work")
+
+
+def post_push(rt, project, user, *updates):
+    with rt.db.transaction() as session:
+        return pushes.post_push(
+            session, rt, session.get(Project, project.id), session.get(User, user.id),
+            [pushes.RefUpdate(*update) for update in updates],
+        )  # fmt: skip
+
+
+# --- reads ----------------------------------------------------------------------------------------
+
+
+def test_commits_list_and_single(api, alice, setup):
+    project, work = setup
+    first = work.commit("first line\n\nbody text")
+    second = work.commit("x" * 120)
+    work.push()
+    response = api.as_(alice).get(f"/projects/{project.id}/repository/commits")
+    assert response.status_code == 200
+    body = response.json()
+    assert [c["id"] for c in body] == [second, first]
+    assert body[1]["title"] == "first line" and body[1]["short_id"] == first[:8]
+    assert body[0]["title"] == "x" * 80 + "…"
+    assert body[1]["author_name"] == "Ada Author" and body[1]["created_at"].endswith("+01:00")
+    assert response.headers["x-total"] == "2"
+    page = api.as_(alice).get(f"/projects/{project.id}/repository/commits", params={"per_page": 1, "page": 2})
+    assert [c["id"] for c in page.json()] == [first] and page.headers["x-total-pages"] == "2"
+    detail = api.as_(alice).get(f"/projects/{project.id}/repository/commits/{second[:10]}").json()
+    assert detail["id"] == second and detail["parent_ids"] == [first] and detail["status"] is None
+    assert {"committed_date", "authored_date"} <= set(detail)
+    assert api.as_(alice).get(f"/projects/{project.id}/repository/commits/deadbeef").json() == {"message": "404 Commit Not Found"}
+    assert api.as_(alice).get(f"/projects/{project.id}/repository/commits", params={"ref_name": "nope"}).status_code == 404
+
+
+def test_commits_of_an_empty_repository(api, alice, setup):
+    project, _ = setup
+    response = api.as_(alice).get(f"/projects/{project.id}/repository/commits")
+    assert response.status_code == 200 and response.json() == [] and response.headers["x-total"] == "0"
+
+
+def test_commits_of_another_branch(api, alice, setup):
+    project, work = setup
+    work.commit("on master")
+    work.git("checkout", "-q", "-b", "topic")
+    topic = work.commit("on topic")
+    work.push("master", "topic")
+    assert api.as_(alice).get(f"/projects/{project.id}/repository/commits", params={"ref_name": "topic"}).json()[0]["id"] == topic
+
+
+def test_tree_files_and_blobs(api, alice, setup):
+    project, work = setup
+    sha = work.commit("files", {"README.md": "hello\n", "src/app.py": "print(1)\n"})
+    work.push()
+    tree = api.as_(alice).get(f"/projects/{project.id}/repository/tree").json()
+    assert [(e["name"], e["type"]) for e in tree] == [("src", "tree"), ("README.md", "blob")]
+    assert tree[1]["mode"] == "100644" and tree[1]["path"] == "README.md"
+    sub = api.as_(alice).get(f"/projects/{project.id}/repository/tree", params={"path": "src", "ref_name": "master"}).json()
+    assert [e["path"] for e in sub] == ["src/app.py"]
+    assert api.as_(alice).get(f"/projects/{project.id}/repository/tree", params={"path": "nope"}).status_code == 404
+    file = api.as_(alice).get(f"/projects/{project.id}/repository/files", params={"file_path": "src/app.py", "ref": "master"}).json()
+    assert base64.b64decode(file["content"]) == b"print(1)\n"
+    assert file["file_name"] == "app.py" and file["commit_id"] == sha and file["last_commit_id"] == sha and file["size"] == 9
+    missing = api.as_(alice).get(f"/projects/{project.id}/repository/files", params={"file_path": "nope", "ref": "master"})
+    assert missing.status_code == 404
+    assert api.as_(alice).get(f"/projects/{project.id}/repository/files", params={"ref": "master"}).status_code == 400
+    raw = api.as_(alice).get(f"/projects/{project.id}/repository/blobs/master", params={"filepath": "README.md"})
+    assert raw.status_code == 200 and raw.content == b"hello\n" and raw.headers["x-content-type-options"] == "nosniff"
+    raw_blob = api.as_(alice).get(f"/projects/{project.id}/repository/raw_blobs/{file['blob_id']}")
+    assert raw_blob.content == b"print(1)\n"
+    assert api.as_(alice).get(f"/projects/{project.id}/repository/raw_blobs/{sha}").status_code == 404  # a commit, not a blob
+
+
+def test_reads_need_download_rights(api, alice, users, projects, setup):
+    project, work = setup
+    work.commit("c")
+    work.push()
+    guest = users.create("guest")
+    projects.add_member(project, guest, 10)
+    for path in ("commits", "tree", "files?file_path=x&ref=master"):
+        assert api.as_(guest).get(f"/projects/{project.id}/repository/{path}").status_code == 403
+        assert api.as_(users.create(f"out{len(path)}")).get(f"/projects/{project.id}/repository/{path}").status_code == 404
+
+
+def test_missing_repository_is_a_clear_error(api, alice, setup, rt):
+    project, _ = setup
+    from codeyard.git import storage
+
+    storage.remove(storage.repository_path(rt.config.repositories_dir, project.id))
+    response = api.as_(alice).get(f"/projects/{project.id}/repository/branches")
+    assert response.status_code == 500
+    assert response.json() == {"message": "500 The repository of this project is missing or damaged"}
+
+
+# --- pushes ---------------------------------------------------------------------------------------
+
+
+def test_first_push_sets_default_branch_and_protection(api, rt, alice, setup):
+    project, work = setup
+    sha = work.commit("first")
+    work.git("branch", "aaa")
+    work.push("master", "aaa")
+    post_push(rt, project, alice, ("refs/heads/aaa", ZERO, sha), ("refs/heads/master", ZERO, sha))
+    body = api.as_(alice).get(f"/projects/{project.id}").json()
+    assert body["default_branch"] == "master"
+    with rt.db.session() as session:
+        protection = session.query(ProtectedBranch).filter_by(project_id=project.id).one()
+    assert protection.name == "master" and protection.developers_can_push is False
+    assert (work.bare / "HEAD").read_text().strip() == "ref: refs/heads/master"
+
+
+@pytest.mark.parametrize(("level", "protected", "developers"), [(0, False, None), (1, True, True), (2, True, False)])
+def test_default_branch_protection_levels(api, rt, admin, alice, setup, level, protected, developers):
+    project, work = setup
+    api.as_(admin).put("/application/settings", json={"default_branch_protection": level})
+    work.git("checkout", "-q", "-b", "develop")
+    sha = work.commit("first")
+    work.push("develop")
+    post_push(rt, project, alice, ("refs/heads/develop", ZERO, sha))
+    assert api.as_(alice).get(f"/projects/{project.id}").json()["default_branch"] == "develop"
+    branch = api.as_(alice).get(f"/projects/{project.id}/repository/branches/develop").json()
+    assert branch["protected"] is protected
+    if protected:
+        assert branch["developers_can_push"] is developers
+
+
+def test_push_payload(rt, alice, setup, api):
+    project, work = setup
+    first = work.commit("first", {"a.txt": "a"})
+    second = work.commit("second", {"a.txt": "changed", "b.txt": "b"})
+    third = work.commit("third", remove=("b.txt",))
+    work.push()
+    payload = post_push(rt, project, alice, ("refs/heads/master", ZERO, third))[0]
+    assert payload["object_kind"] == "push" and payload["before"] == ZERO and payload["after"] == third
+    assert payload["checkout_sha"] == third and payload["message"] is None
+    assert payload["user_id"] == alice.id and payload["user_name"] == alice.name and payload["user_email"] == alice.email
+    assert payload["total_commits_count"] == 3
+    assert [c["id"] for c in payload["commits"]] == [first, second, third]
+    commits = {c["id"]: c for c in payload["commits"]}
+    assert (commits[first]["added"], commits[second]["modified"], commits[second]["added"], commits[third]["removed"]) == (
+        ["a.txt"], ["a.txt"], ["b.txt"], ["b.txt"]
+    )
+    assert commits[first]["url"] == f"http://testserver/alice/demo/commit/{first}"
+    assert commits[first]["author"] == {"name": "Ada Author", "email": "ada@example.com"}
+    assert commits[first]["timestamp"].endswith("+01:00")
+    assert payload["project"]["path_with_namespace"] == "alice/demo" and payload["project"]["default_branch"] == "master"
+    assert set(payload["repository"]) == {"name", "url", "description", "homepage", "git_http_url", "git_ssh_url", "visibility_level"}
+    event = api.as_(alice).get(f"/projects/{project.id}/events").json()[0]
+    assert event["action_name"] == "pushed new" and event["data"]["total_commits_count"] == 3
+
+
+def test_push_payload_keeps_the_newest_twenty(rt, alice, setup):
+    project, work = setup
+    shas = [work.commit(f"commit {i}") for i in range(25)]
+    work.push()
+    payload = post_push(rt, project, alice, ("refs/heads/master", ZERO, shas[-1]))[0]
+    assert payload["total_commits_count"] == 25
+    assert [c["id"] for c in payload["commits"]] == shas[5:]
+    more = [work.commit(f"more {i}") for i in range(3)]
+    work.push()
+    update = post_push(rt, project, alice, ("refs/heads/master", shas[-1], more[-1]))[0]
+    assert update["total_commits_count"] == 3 and [c["id"] for c in update["commits"]] == more
+
+
+def test_new_branch_counts_from_the_default_branch_and_deletion(rt, alice, setup, api):
+    project, work = setup
+    base = work.commit("base")
+    work.push()
+    post_push(rt, project, alice, ("refs/heads/master", ZERO, base))
+    work.git("checkout", "-q", "-b", "topic")
+    topic = [work.commit("t1"), work.commit("t2")]
+    work.push("topic")
+    created = post_push(rt, project, alice, ("refs/heads/topic", ZERO, topic[-1]))[0]
+    assert created["total_commits_count"] == 2 and [c["id"] for c in created["commits"]] == topic
+    deleted = post_push(rt, project, alice, ("refs/heads/topic", topic[-1], ZERO))[0]
+    assert deleted["commits"] == [] and deleted["total_commits_count"] == 0 and deleted["checkout_sha"] is None
+    names = [e["action_name"] for e in api.as_(alice).get(f"/projects/{project.id}/events").json()]
+    assert names[:3] == ["deleted", "pushed new", "pushed new"]
+
+
+def test_tag_push_payloads(rt, alice, setup):
+    project, work = setup
+    sha = work.commit("tagged")
+    work.git("tag", "light")
+    work.git("tag", "-a", "-m", "Release notes", "annotated")
+    work.push("master", "light", "annotated")
+    light, annotated = post_push(
+        rt, project, alice, ("refs/tags/light", ZERO, sha), ("refs/tags/annotated", ZERO, work.git("rev-parse", "annotated"))
+    )
+    assert light["object_kind"] == "tag_push" and light["checkout_sha"] == sha and light["message"] is None
+    assert [c["id"] for c in light["commits"]] == [sha] and light["total_commits_count"] == 1
+    assert annotated["checkout_sha"] == sha and annotated["message"] == "Release notes\n"
+    gone = post_push(rt, project, alice, ("refs/tags/light", sha, ZERO))[0]
+    assert gone["commits"] == [] and gone["total_commits_count"] == 0
+
+
+def test_listeners_receive_the_payloads(rt, alice, setup):
+    project, work = setup
+    sha = work.commit("c")
+    work.push()
+    heard = []
+    pushes.LISTENERS.append(lambda session, rt_, project_, user, updates, payloads: heard.append((updates, payloads)))
+    try:
+        post_push(rt, project, alice, ("refs/heads/master", ZERO, sha))
+    finally:
+        pushes.LISTENERS.pop()
+    assert heard[0][0][0].after == sha and heard[0][1][0]["after"] == sha
