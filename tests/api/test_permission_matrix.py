@@ -143,3 +143,57 @@ def test_private_projects_do_not_leak_by_path(api, users, projects, visibility):
     unknown = outsider.get("/projects/nobody%2Fnothing")
     assert known.status_code == unknown.status_code == 404
     assert known.json() == unknown.json()
+
+
+# --- groups ---------------------------------------------------------------------------------------
+
+GROUP_ENDPOINTS = [
+    # (method, path, least member role, success status, readable groups grant it, body)
+    ("GET", "/groups/{id}", "guest", 200, True, None),
+    ("GET", "/groups/{id}/members", "guest", 200, True, None),
+    ("GET", "/groups/{id}/members/{owner}", "guest", 200, True, None),
+    ("PUT", "/groups/{id}", "owner", 200, False, {"description": "changed"}),
+    ("POST", "/groups/{id}/members", "owner", 201, False, "outsider"),
+    ("PUT", "/groups/{id}/members/{guest}", "owner", 200, False, {"access_level": 20}),
+    ("DELETE", "/groups/{id}/members/{guest}", "owner", 200, False, None),
+    ("DELETE", "/groups/{id}", "owner", 200, False, None),
+]
+
+
+class GroupWorld:
+    def __init__(self, users, projects, visibility: int):
+        self.users = {role: users.create(f"g{role}{_next()}") for role in ROLES if role not in ("anonymous", "admin")}
+        self.users["admin"] = users.create(f"gadmin{_next()}", admin=True)
+        self.group = projects.group(self.users["owner"], f"grp{_next()}", visibility=visibility)
+        for role in ("guest", "reporter", "developer", "master"):
+            projects.add_group_member(self.group, self.users[role], RANK[role])
+
+
+def group_expected(least: str, success: int, readable_grants: bool, role: str, visibility: str) -> int:
+    if role == "anonymous":
+        return 401
+    if role == "admin" or (role != "outsider" and RANK[role] >= RANK[least]):
+        return success
+    readable = role != "outsider" or visibility != "private"
+    if not readable:
+        return 404
+    return success if readable_grants else 403
+
+
+@pytest.mark.parametrize("visibility", list(VISIBILITIES))
+@pytest.mark.parametrize("endpoint", GROUP_ENDPOINTS, ids=lambda e: f"{e[0]} {e[1]}")
+def test_group_matrix(api, users, projects, endpoint, visibility):
+    method, template, least, success, readable_grants, body = endpoint
+    world = GroupWorld(users, projects, VISIBILITIES[visibility])
+    failures = []
+    for role in ROLES:
+        client = api.anonymous if role == "anonymous" else api.as_(world.users[role])
+        path = template.format(id=world.group.id, owner=world.users["owner"].id, guest=world.users["guest"].id)
+        payload = {"user_id": world.users["outsider"].id, "access_level": 20} if body == "outsider" else body
+        response = client.request(method, path, json=payload)
+        want = group_expected(least, success, readable_grants, role, visibility)
+        if response.status_code != want:
+            failures.append(f"{role}: {response.status_code} (want {want}) {response.text[:120]}")
+        if response.status_code < 300 and method != "GET":
+            world = GroupWorld(users, projects, VISIBILITIES[visibility])
+    assert not failures, "\n".join(failures)

@@ -36,6 +36,8 @@ class Ctx:
         self.private_token: str | None = None  # the private token that authenticated the caller
         self.project = None
         self.access = None  # the caller's access to `project`, set by the guard that loaded it
+        self.group = None  # a group a guard loaded, with the caller's abilities on it
+        self.group_abilities: frozenset[str] = frozenset()
         self._session: Session | None = None
         self._closers: list = []
         self._headers: dict[str, str] | None = None

@@ -8,9 +8,10 @@ a readable project without ABILITY is 403.
 from __future__ import annotations
 
 from ..errors import Forbidden, NotFound
+from ..policies import groups as group_policy
 from ..policies import projects as policy
 from ..services import access as access_service
-from ..services import projects
+from ..services import groups, projects
 from .context import Ctx
 
 
@@ -40,3 +41,20 @@ def project_guard(*abilities: str):
 
 READ = project_guard()
 ADMIN = project_guard(policy.ADMIN_PROJECT)
+
+
+def group_guard(*abilities: str):
+    """Load the group named by `:id` (an id or path): 404 `404 Group Not Found` when the caller may
+    not read it, 403 when a further ability in ABILITIES is missing."""
+
+    def guard(ctx: Ctx) -> None:
+        group = groups.find(ctx.session, ctx.path_params["id"])
+        found = groups.abilities(ctx.session, ctx.actor, group) if group is not None else frozenset()
+        if group_policy.READ_GROUP not in found:
+            raise NotFound("Group")
+        if not all(ability in found for ability in abilities):
+            raise Forbidden()
+        ctx.group, ctx.group_abilities = group, found
+
+    guard.__name__ = "group_needs_" + ("_and_".join(abilities) or "read")
+    return guard

@@ -5,10 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy.orm import Session
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, contains_eager, joinedload
 
-from ..db.models import OWNER, GroupMember, Namespace, utcnow
-from ..errors import Conflict, Forbidden, Invalid
+from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, utcnow
+from ..db.queries import counted_page, matches_text
+from ..errors import Conflict, Forbidden, Invalid, NotFound, RecordNotFound
+from ..policies import groups as group_policy
+from . import access as access_service
+from . import projects
 from . import settings as settings_service
 from .users import namespace_path_errors, namespace_path_taken
 
@@ -63,3 +68,176 @@ def create(session: Session, actor, attrs: dict[str, Any]) -> Namespace:
     session.add(GroupMember(namespace_id=group.id, user_id=actor.id, access_level=OWNER, created_by_id=actor.id))
     session.flush()
     return group
+
+
+# --- finding and reading --------------------------------------------------------------------------
+
+
+def find(session: Session, ident: str) -> Namespace | None:
+    """The group named by an id or a path (any case)."""
+    query = select(Namespace).where(Namespace.kind == GROUP_KIND)
+    if ident.isascii() and ident.isdigit() and len(ident) < 19:
+        return session.scalars(query.where(Namespace.id == int(ident))).first()
+    return session.scalars(query.where(func.lower(Namespace.path) == ident.lower())).first()
+
+
+def member_level(session: Session, user_id: int, group: Namespace) -> int | None:
+    return access_service.group_level(session, user_id, group.id)
+
+
+def abilities(session: Session, user, group: Namespace) -> frozenset[str]:
+    """What USER may do on GROUP (reading it also follows from reading one of its projects)."""
+    level = member_level(session, user.id, group) if user is not None else None
+    found = group_policy.group_abilities(user, group, level)
+    if group_policy.READ_GROUP in found or user is None:
+        return found
+    sees = session.scalar(
+        select(Project.id).where(Project.namespace_id == group.id, Project.id.in_(projects.visible(user))).limit(1)
+    )
+    return group_policy.group_abilities(user, group, level, sees_a_project=sees is not None)
+
+
+def visible_page(session: Session, user, search: str | None, offset: int, limit: int):
+    """(total, page) of the groups USER belongs to (every group for admins), oldest first."""
+    query = select(Namespace).where(Namespace.kind == GROUP_KIND)
+    if not user.is_admin:
+        query = query.where(Namespace.id.in_(select(GroupMember.namespace_id).where(GroupMember.user_id == user.id)))
+    if search:
+        query = query.where(matches_text(search, Namespace.name, Namespace.path))
+    return counted_page(session, query, offset, limit, Namespace.id)
+
+
+def readable_projects(session: Session, user, group: Namespace) -> list[Project]:
+    ids = projects.visible(user)
+    return list(
+        session.scalars(
+            select(Project)
+            .where(Project.namespace_id == group.id, Project.id.in_(ids))
+            .options(joinedload(Project.namespace).joinedload(Namespace.owner))
+            .order_by(Project.id)
+        ).unique()
+    )
+
+
+# --- changing -------------------------------------------------------------------------------------
+
+
+def update(session: Session, actor, group: Namespace, attrs: dict[str, Any]) -> Namespace:
+    """Rename, move or re-describe a group; invalid or taken values answer 400 with the fields."""
+    errors: dict[str, list[str]] = {}
+    if "name" in attrs and (found := name_errors(attrs["name"])):
+        errors["name"] = found
+    if "path" in attrs and attrs["path"].lower() != group.path.lower():
+        if found := namespace_path_errors(attrs["path"]):
+            errors["path"] = found
+        elif namespace_path_taken(session, attrs["path"], except_namespace_id=group.id):
+            errors["path"] = ["has already been taken"]
+    level = attrs.get("visibility_level")
+    if level is not None and level != group.visibility_level:
+        settings = settings_service.load(session)
+        if not actor.is_admin and settings_service.restricted_level(settings, level):
+            errors["visibility_level"] = [f"{settings_service.VISIBILITY_NAMES[level]} has been restricted by your GitLab administrator"]
+        widest = session.scalar(select(func.max(Project.visibility_level)).where(Project.namespace_id == group.id))
+        if widest is not None and widest > level:
+            errors["visibility_level"] = [
+                f"{settings_service.VISIBILITY_NAMES[level]} is not allowed since this group contains "
+                f"{settings_service.VISIBILITY_NAMES[widest]} projects"
+            ]
+    if errors:
+        raise Invalid(errors)
+    for key in ("name", "path", "description", "visibility_level"):
+        if key in attrs and attrs[key] is not None:
+            setattr(group, key, attrs[key])
+    session.flush()
+    return group
+
+
+def delete(session: Session, rt, actor, group: Namespace) -> None:
+    """The group with its projects (files removed after commit) and memberships; a tombstone stays."""
+    projects.delete_all_in(session, rt, actor, group.id)
+    session.add(Tombstone(kind=GROUP_KIND, object_id=group.id, label=group.path, deleted_by_id=actor.id))
+    session.delete(group)
+    session.flush()
+
+
+def tombstone(session: Session, ident: str) -> Tombstone | None:
+    query = select(Tombstone).where(Tombstone.kind == GROUP_KIND)
+    if ident.isascii() and ident.isdigit() and len(ident) < 19:
+        query = query.where(Tombstone.object_id == int(ident))
+    else:
+        query = query.where(func.lower(Tombstone.label) == ident.lower())
+    return session.scalars(query.order_by(Tombstone.deleted_at.desc())).first()
+
+
+# --- members --------------------------------------------------------------------------------------
+
+LAST_OWNER = "a group must keep at least one owner"
+
+
+def members_page(session: Session, group: Namespace, query: str | None, offset: int, limit: int):
+    statement = (
+        select(GroupMember)
+        .join(User, User.id == GroupMember.user_id)
+        .where(GroupMember.namespace_id == group.id)
+        .options(contains_eager(GroupMember.user))
+    )
+    if query:
+        statement = statement.where(matches_text(query, User.username, User.name))
+    return counted_page(session, statement, offset, limit, GroupMember.id.asc())
+
+
+def find_member(session: Session, group: Namespace, user_id: int) -> GroupMember | None:
+    if not 0 < user_id <= 2**31 - 1:
+        return None
+    return session.scalars(
+        select(GroupMember)
+        .where(GroupMember.namespace_id == group.id, GroupMember.user_id == user_id)
+        .options(joinedload(GroupMember.user))
+    ).first()
+
+
+def get_member(session: Session, group: Namespace, user_id: int) -> GroupMember:
+    member = find_member(session, group, user_id)
+    if member is None:
+        raise RecordNotFound()
+    return member
+
+
+def add_member(session: Session, actor, group: Namespace, user_id: int, level: int) -> GroupMember:
+    if find_member(session, group, user_id) is not None:
+        raise Conflict("Already exists")
+    user = session.get(User, user_id) if 0 < user_id <= 2**31 - 1 else None
+    if user is None:
+        raise NotFound("User")
+    member = GroupMember(namespace_id=group.id, user_id=user_id, access_level=level, created_by_id=actor.id, user=user)
+    session.add(member)
+    session.flush()
+    return member
+
+
+def _other_owners(session: Session, group: Namespace, user_id: int) -> int:
+    return session.scalar(
+        select(func.count(GroupMember.id)).where(
+            GroupMember.namespace_id == group.id, GroupMember.access_level == OWNER, GroupMember.user_id != user_id
+        )
+    )
+
+
+def change_member_level(session: Session, group: Namespace, user_id: int, level: int) -> GroupMember:
+    member = get_member(session, group, user_id)
+    if member.access_level == OWNER and level != OWNER and _other_owners(session, group, user_id) == 0:
+        raise Forbidden(LAST_OWNER)
+    member.access_level = level
+    session.flush()
+    return member
+
+
+def remove_member(session: Session, group: Namespace, user_id: int) -> GroupMember | None:
+    member = find_member(session, group, user_id)
+    if member is None:
+        return None
+    if member.access_level == OWNER and _other_owners(session, group, user_id) == 0:
+        raise Forbidden(LAST_OWNER)
+    session.delete(member)
+    session.flush()
+    return member

@@ -5,15 +5,17 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..db.models import Namespace
+from ..db.models import GroupMember, Namespace
 from ..db.queries import counted_page, matches_text
 
 
 def visible_to(session: Session, actor, search: str | None, offset: int, limit: int):
-    """(total, page) of the namespaces ACTOR may see: all for admins, else their own."""
+    """(total, page) of the namespaces ACTOR may see: all for admins, else their own and their groups'."""
     query = select(Namespace)
     if not actor.is_admin:
-        query = query.where(Namespace.owner_id == actor.id, Namespace.kind == "user")
+        own = (Namespace.owner_id == actor.id) & (Namespace.kind == "user")
+        member_of = Namespace.id.in_(select(GroupMember.namespace_id).where(GroupMember.user_id == actor.id))
+        query = query.where(own | member_of)
     if search:
         query = query.where(matches_text(search, Namespace.path, Namespace.name))
     return counted_page(session, query, offset, limit, Namespace.id)

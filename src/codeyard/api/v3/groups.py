@@ -1,0 +1,120 @@
+"""Groups and their members."""
+
+from __future__ import annotations
+
+from ...entities.common import iso
+from ...entities.groups import group as group_entity
+from ...entities.members import member as member_entity
+from ...errors import NotFound
+from ...policies import groups as group_policy
+from ...policies.projects import ACCESS_LEVELS, VISIBILITY_LEVELS
+from ...services import groups
+from .. import paging
+from ..context import Ctx
+from ..guards import group_guard
+from ..params import Choice, Int, Str
+from ..registry import API
+from .projects import render
+
+READ = (group_guard(),)
+ADMIN = (group_guard(group_policy.ADMIN_GROUP),)
+ADMIN_MEMBERS = (group_guard(group_policy.ADMIN_GROUP_MEMBER),)
+GROUP_FIELDS = (
+    Str("description", max_length=2000, nullable=True),
+    Choice("visibility_level", VISIBILITY_LEVELS),
+)
+
+
+@API.post(
+    "/groups",
+    params=(Str("name", required=True, max_length=255), Str("path", required=True, max_length=255), *GROUP_FIELDS),
+    summary="Create a group; the caller becomes its owner",
+)
+def create_group(ctx: Ctx):
+    return group_entity(groups.create(ctx.session, ctx.actor, ctx.args), ctx.view)
+
+
+@API.get("/groups", paginated=True, params=(Str("search"),), summary="Groups of the caller (all, for admins)")
+def list_groups(ctx: Ctx):
+    window = paging.window(ctx)
+    total, found = groups.visible_page(ctx.session, ctx.actor, ctx.args.get("search"), window.offset, window.limit)
+    return paging.Page([group_entity(row, ctx.view) for row in found], total, window)
+
+
+@API.get("/groups/:id", guards=READ, summary="A group (by id or path) with the projects the caller may read")
+def get_group(ctx: Ctx):
+    data = group_entity(ctx.group, ctx.view)
+    found = groups.readable_projects(ctx.session, ctx.actor, ctx.group)
+    data["projects"] = render(ctx, found, permissions=False, in_list=True)
+    return data
+
+
+@API.put(
+    "/groups/:id",
+    guards=ADMIN,
+    params=(Str("name", max_length=255), Str("path", max_length=255), *GROUP_FIELDS),
+    summary="Change a group (owners)",
+)
+def update_group(ctx: Ctx):
+    return group_entity(groups.update(ctx.session, ctx.actor, ctx.group, ctx.args), ctx.view)
+
+
+@API.delete("/groups/:id", summary="Delete a group with its projects (owners); a second delete answers 200")
+def delete_group(ctx: Ctx):
+    ident = ctx.path_params["id"]
+    group = groups.find(ctx.session, ident)
+    if group is None:
+        tombstone = groups.tombstone(ctx.session, ident)
+        if tombstone is not None and (ctx.actor.is_admin or tombstone.deleted_by_id == ctx.actor.id):
+            return {"id": tombstone.object_id, "path": tombstone.label, "deleted_at": iso(tombstone.deleted_at)}
+        raise NotFound("Group")
+    group_guard(group_policy.ADMIN_GROUP)(ctx)
+    rendered = group_entity(group, ctx.view)
+    groups.delete(ctx.session, ctx.rt, ctx.actor, group)
+    return rendered
+
+
+# --- members --------------------------------------------------------------------------------------
+
+LEVEL = Choice("access_level", ACCESS_LEVELS, required=True)
+
+
+def _member(ctx: Ctx, row) -> dict:
+    return member_entity(row.user, row.access_level, ctx.view)
+
+
+@API.get(
+    "/groups/:id/members", guards=READ, paginated=True, params=(Str("query", max_length=255),), summary="Members of a group"
+)
+def list_group_members(ctx: Ctx):
+    window = paging.window(ctx)
+    total, rows = groups.members_page(ctx.session, ctx.group, ctx.args.get("query"), window.offset, window.limit)
+    return paging.Page([_member(ctx, row) for row in rows], total, window)
+
+
+@API.get("/groups/:id/members/:user_id", guards=READ, summary="A member of a group")
+def get_group_member(ctx: Ctx):
+    return _member(ctx, groups.get_member(ctx.session, ctx.group, ctx.path_int("user_id")))
+
+
+@API.post(
+    "/groups/:id/members",
+    guards=ADMIN_MEMBERS,
+    params=(Int("user_id", required=True), LEVEL),
+    summary="Add a member to a group (owners); 409 when already a member",
+)
+def add_group_member(ctx: Ctx):
+    return _member(ctx, groups.add_member(ctx.session, ctx.actor, ctx.group, ctx.args["user_id"], ctx.args["access_level"]))
+
+
+@API.put("/groups/:id/members/:user_id", guards=ADMIN_MEMBERS, params=(LEVEL,), summary="Change a group member's level")
+def update_group_member(ctx: Ctx):
+    row = groups.change_member_level(ctx.session, ctx.group, ctx.path_int("user_id"), ctx.args["access_level"])
+    return _member(ctx, row)
+
+
+@API.delete("/groups/:id/members/:user_id", guards=ADMIN_MEMBERS, summary="Remove a group member (idempotent)")
+def remove_group_member(ctx: Ctx):
+    user_id = ctx.path_int("user_id")
+    row = groups.remove_member(ctx.session, ctx.group, user_id)
+    return _member(ctx, row) if row is not None else {"message": "Access revoked", "id": user_id}
