@@ -348,3 +348,43 @@ def test_first_pushed_branch_becomes_default(git, live, api, alice, projects):
     clone = git.clone(repo_url(live, project, alice), "c")
     assert clone.returncode == 0
     assert git.run("rev-parse", "--abbrev-ref", "HEAD", cwd=git.root / "c").stdout.strip() == "develop"
+
+
+def test_http_url_to_repo_is_the_url_that_works(git, live, api, alice, projects):
+    project = projects.create(alice, name="demo")
+    url = api.as_(alice).get(f"/projects/{project.id}").json()["http_url_to_repo"]
+    assert url.startswith("http://testserver/")  # the in-process client's base URL
+    live_url = live.api.as_(alice).get(f"/projects/{project.id}").json()["http_url_to_repo"]
+    assert live_url == f"{live.base_url}/alice/demo.git"
+    authed = live_url.replace("http://", f"http://alice:{alice.token}@")
+    assert git.clone(authed, "via-entity").returncode == 0
+
+
+def test_renamed_project_clones_at_its_new_path(git, live, api, alice, projects):
+    project = projects.create(alice, name="demo")
+    _, sha = push_master(git, live, project, alice)
+    assert api.as_(alice).put(f"/projects/{project.id}", json={"path": "renamed"}).status_code == 200
+    git.clone(f"http://alice:{alice.token}@{live.base_url[7:]}/alice/renamed.git", "new")
+    assert git.run("rev-parse", "HEAD", cwd=git.root / "new").stdout.strip() == sha
+    old = git.clone(f"http://alice:{alice.token}@{live.base_url[7:]}/alice/demo.git", "old", check=False)
+    assert old.returncode != 0
+
+
+def test_fork_is_independent_of_its_source(git, live, api, alice, users, projects):
+    bob = users.create("bob")
+    source = projects.create(alice, name="demo", visibility=20)
+    work, first = push_master(git, live, source, alice)
+    fork = api.as_(bob).post(f"/projects/fork/{source.id}").json()
+    fork_url = f"http://bob:{bob.token}@{live.base_url[7:]}/bob/demo.git"
+    git.clone(fork_url, "fork")
+    assert git.run("rev-parse", "HEAD", cwd=git.root / "fork").stdout.strip() == first
+    # A push to the source does not show in the fork, and one to the fork not in the source.
+    newer = git.commit(work, "source.txt", "s\n", "source only")
+    git.run("push", repo_url(live, source, alice), "master", cwd=work)
+    fork_work = git.root / "fork"
+    git.commit(fork_work, "fork.txt", "f\n", "fork only")
+    git.run("push", "origin", "HEAD:refs/heads/fork-branch", cwd=fork_work)
+    listing = git.run("ls-remote", fork_url).stdout
+    assert first in listing and newer not in listing
+    assert "fork-branch" not in git.run("ls-remote", repo_url(live, source, alice)).stdout
+    assert fork["default_branch"] == "master"
