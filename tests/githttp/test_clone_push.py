@@ -388,3 +388,14 @@ def test_fork_is_independent_of_its_source(git, live, api, alice, users, project
     assert first in listing and newer not in listing
     assert "fork-branch" not in git.run("ls-remote", repo_url(live, source, alice)).stdout
     assert fork["default_branch"] == "master"
+
+
+def test_blocked_user_counts_as_anonymous(git, live, alice, users, projects):
+    public = projects.create(alice, name="open", visibility=20)
+    work, _ = push_master(git, live, public, alice)
+    blocked = users.create("blocked", state="blocked")
+    projects.add_member(public, blocked, DEVELOPER)
+    assert git.clone(repo_url(live, public, blocked), "anon-like").returncode == 0
+    git.commit(work, "b.txt", "b\n", "by a blocked user")
+    refused = git.run("push", repo_url(live, public, blocked), "HEAD:refs/heads/b", cwd=work, check=False)
+    assert refused.returncode != 0

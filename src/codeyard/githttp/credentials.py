@@ -36,8 +36,8 @@ def parse_basic(header: str | None) -> tuple[str, str] | None:
 
 
 async def user_for(rt, header: str | None):
-    """The active user the Authorization header names, None when it names nobody (anonymous).
-    Raises BadCredentials when credentials are present but do not fit."""
+    """The active user the Authorization header names, None when it names nobody or a blocked user
+    (both anonymous). Raises BadCredentials when credentials are present but do not fit."""
     parsed = parse_basic(header)
     if parsed is None:
         return None
@@ -53,6 +53,6 @@ async def user_for(rt, header: str | None):
             digest = candidate.password_digest if candidate is not None else None
             if await run_in_threadpool(rt.passwords.verify, digest, secret):
                 user = identity.user_by_id(rt.db, candidate.id)
-    if user is None or user.state != "active":
+    if user is None:
         raise BadCredentials()
-    return user
+    return user if user.state == "active" else None

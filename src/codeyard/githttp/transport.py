@@ -78,12 +78,16 @@ async def serve(ctx: Ctx, receive, send, service: str, suffix: str) -> None:
         raise GitUnauthorized() from None
     grant = authorize(ctx, user, service)
     env = cgi_environment(ctx, user, grant, service, suffix)
-    push_log = Path(env["CODEYARD_PUSH_LOG"]) if service == RECEIVE and ctx.method == "POST" else None
+    pushing = service == RECEIVE and ctx.method == "POST"
+    push_log = Path(env["CODEYARD_PUSH_LOG"]) if pushing else None
     try:
-        await run_backend(ctx, receive, send, env, after=(lambda: record_push(ctx, user, grant, push_log)) if push_log else None)
+        after = (lambda: after_push(ctx, user, grant, push_log)) if pushing else None
+        await run_backend(ctx, receive, send, env, finish_once_received=pushing, after=after)
     finally:
         if push_log is not None:
             push_log.unlink(missing_ok=True)
+    if pushing:
+        collect_garbage(storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id), env)
 
 
 class Grant:
@@ -156,25 +160,32 @@ def cgi_environment(ctx: Ctx, user, grant: Grant, service: str, suffix: str) -> 
     if service == RECEIVE:
         config.tmp_dir.mkdir(parents=True, exist_ok=True)
         env.update(
-            GIT_CONFIG_COUNT="2",
+            GIT_CONFIG_COUNT="3",
             GIT_CONFIG_KEY_0="core.hooksPath",
             GIT_CONFIG_VALUE_0=str(hooks_dir(ctx)),
             GIT_CONFIG_KEY_1="http.receivepack",  # who may push was decided above
             GIT_CONFIG_VALUE_1="true",
+            # receive-pack's own `gc --auto` would detach from the request; the server runs it instead.
+            GIT_CONFIG_KEY_2="receive.autogc",
+            GIT_CONFIG_VALUE_2="false",
             CODEYARD_PUSH_RULES=json.dumps({"abilities": sorted(grant.access.abilities), "protected": grant.protected}),
             CODEYARD_PUSH_LOG=str(config.tmp_dir / f"push-{secrets.token_hex(8)}.log"),
         )
     return env
 
 
-async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], after=None) -> None:
-    """Run `git http-backend`, stream the request body in and its CGI response out."""
+async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], finish_once_received: bool, after=None) -> None:
+    """Run `git http-backend`, stream the request body in and its CGI response out.
+
+    A client that goes away while sending stops git. With FINISH_ONCE_RECEIVED (pushes), git is let
+    finish once the whole request has arrived: the refs may already be changing.
+    """
     process = await asyncio.create_subprocess_exec(
         "git", "http-backend", env=env, start_new_session=True,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    feeder = asyncio.create_task(_feed(receive, process))
-    errors = asyncio.create_task(process.stderr.read(256 * 1024))
+    feeder = asyncio.create_task(_feed(receive, process, finish_once_received))
+    errors = asyncio.create_task(_tail(process.stderr))
     try:
         status, headers, rest = await _read_cgi_head(process.stdout)
         await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -185,7 +196,7 @@ async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], after=None) 
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         code = await process.wait()
         if code != 0:
-            log.warning("git http-backend exited with %s: %s", code, (await errors).decode(errors="replace")[-2000:])
+            log.warning("git http-backend exited with %s: %s", code, (await errors).decode(errors="replace"))
         if after is not None:
             await after()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -201,8 +212,16 @@ async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], after=None) 
                 await process.wait()
 
 
-async def _feed(receive, process) -> None:
-    """Copy the request body to git's stdin; kill git when the client goes away."""
+async def _tail(stream, keep: int = 4096) -> bytes:
+    """Read STREAM to its end (so git never blocks on a full pipe), keeping the last KEEP bytes."""
+    kept = b""
+    while chunk := await stream.read(CHUNK):
+        kept = (kept + chunk)[-keep:]
+    return kept
+
+
+async def _feed(receive, process, finish_once_received: bool) -> None:
+    """Copy the request body to git's stdin; stop git when the client goes away early."""
     try:
         while True:
             message = await receive()
@@ -214,7 +233,9 @@ async def _feed(receive, process) -> None:
                 await process.stdin.drain()
             if not message.get("more_body"):
                 process.stdin.close()
-                # Nothing more will come: wait for the client to hang up early.
+                if finish_once_received:
+                    return
+                # A fetch: stop sending a pack nobody reads once the client hangs up.
                 while (await receive())["type"] != "http.disconnect":
                     pass
                 break
@@ -256,17 +277,53 @@ async def _read_cgi_head(stdout) -> tuple[int, list[tuple[bytes, bytes]], bytes]
     return status, headers, rest
 
 
-async def record_push(ctx: Ctx, user, grant: Grant, push_log: Path) -> None:
+POST_PUSH_WAIT = 10.0  # seconds the response waits for the push to be recorded
+_background: set[asyncio.Task] = set()
+
+
+async def after_push(ctx: Ctx, user, grant: Grant, push_log: Path) -> None:
+    """Record the push in a worker thread (it reads the repository), waiting at most POST_PUSH_WAIT
+    seconds before ending the response; the recording itself always runs to its end."""
+    updates = read_push_log(push_log)
+    if not updates:
+        return
+    task = asyncio.ensure_future(asyncio.to_thread(record_push, ctx.rt, user.id, grant.project_id, updates))
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    try:
+        await asyncio.wait_for(asyncio.shield(task), POST_PUSH_WAIT)
+    except TimeoutError:
+        log.warning("recording a push to project %s takes longer than %ss; the push response ends", grant.project_id, POST_PUSH_WAIT)
+
+
+def read_push_log(push_log: Path) -> list[pushes.RefUpdate]:
+    lines = push_log.read_text().splitlines() if push_log.exists() else []
+    return [pushes.RefUpdate(ref, before, after) for before, after, ref in (line.split() for line in lines if line.strip())]
+
+
+def record_push(rt, user_id: int, project_id: int, updates: list[pushes.RefUpdate]) -> None:
     """After git has updated the refs: hand the updates to `post_push` (never fails the push)."""
     try:
-        lines = push_log.read_text().splitlines() if push_log.exists() else []
-        updates = [pushes.RefUpdate(ref, before, after) for before, after, ref in (line.split() for line in lines if line.strip())]
-        if not updates:
-            return
-        with ctx.rt.db.transaction() as session:
-            project = session.get(Project, grant.project_id)
-            pusher = session.get(User, user.id)
+        with rt.db.transaction() as session:
+            project = session.get(Project, project_id)
+            pusher = session.get(User, user_id)
             if project is not None and pusher is not None:
-                pushes.post_push(session, ctx.rt, project, pusher, updates)
+                pushes.post_push(session, rt, project, pusher, updates)
     except Exception:
-        log.exception("recording a push to project %s failed", grant.project_id)
+        log.exception("recording a push to project %s failed", project_id)
+
+
+def collect_garbage(repository: Path, env: dict[str, str]) -> None:
+    """`git gc --auto` after a push, as a subprocess the server owns (not one detached by git)."""
+
+    async def run() -> None:
+        process = await asyncio.create_subprocess_exec(
+            "git", "--git-dir", str(repository), "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet",
+            env={k: v for k, v in env.items() if not k.startswith(("GIT_", "CODEYARD_"))},
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        await process.wait()
+
+    task = asyncio.ensure_future(run())
+    _background.add(task)
+    task.add_done_callback(_background.discard)
