@@ -9,6 +9,7 @@ archiving take away.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 GUEST, REPORTER, DEVELOPER, MASTER, OWNER = 10, 20, 30, 40, 50
@@ -104,11 +105,18 @@ NO_ACCESS = Access(frozenset())
 
 
 def _feature_rules(project) -> frozenset[str]:
+    """The abilities the project's disabled features take away."""
+    return _rules_taken_by(tuple(bool(getattr(project, flag)) for flag in FEATURE_ABILITIES))
+
+
+@functools.cache
+def _rules_taken_by(enabled: tuple[bool, ...]) -> frozenset[str]:
+    flags = dict(zip(FEATURE_ABILITIES, enabled, strict=True))
     taken: set[str] = set()
     for flag, suffix in FEATURE_ABILITIES.items():
-        if not getattr(project, flag):
+        if not flags[flag]:
             taken.update(rule for rule in OWNER_RULES | PUBLIC_RULES if rule.endswith(suffix))
-    if not project.issues_enabled and not project.merge_requests_enabled:
+    if not flags["issues_enabled"] and not flags["merge_requests_enabled"]:
         taken.update(rule for rule in OWNER_RULES if rule.endswith(("label", "milestone")))
     return frozenset(taken)
 
