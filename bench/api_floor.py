@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -21,8 +20,8 @@ from pathlib import Path
 from common import (
     PYTHON,
     ROOT,
+    codeyard_env,
     ensure_wrk,
-    free_port,
     print_table,
     run_wrk,
     start_floor,
@@ -58,11 +57,7 @@ def main() -> None:
     wrk = ensure_wrk()
 
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
-        data_dir = Path(tmp) / "data"
-        data_dir.mkdir()
-        port = free_port()
-        env = {**os.environ, "CODEYARD_DATA_DIR": str(data_dir), "CODEYARD_LOG_LEVEL": "warning",
-               "CODEYARD_PORT": str(port), "CODEYARD_BASE_URL": f"http://127.0.0.1:{port}"}  # fmt: skip
+        env, port = codeyard_env(Path(tmp))
         print(f"seeding {USERS} users ...", flush=True)
         token = subprocess.run([PYTHON, "-c", SEED], env=env, check=True, capture_output=True, text=True).stdout.split()[-1]
         servers = [subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)]

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import PYTHON, ROOT, free_port, stop, uvicorn_command, wait_until_up
+from common import PYTHON, ROOT, codeyard_env, stop, uvicorn_command, wait_until_up
 
 SEED = """
 from codeyard import config
@@ -74,11 +74,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
         tmp = Path(tmp)
+        env, port = codeyard_env(tmp)
         data_dir = tmp / "data"
-        data_dir.mkdir()
-        port = free_port()
-        env = {**os.environ, "CODEYARD_DATA_DIR": str(data_dir), "CODEYARD_LOG_LEVEL": "warning",
-               "CODEYARD_PORT": str(port), "CODEYARD_BASE_URL": f"http://127.0.0.1:{port}"}  # fmt: skip
         git_env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "HOME": str(tmp),
                    "GIT_TERMINAL_PROMPT": "0"}  # fmt: skip
         print(f"building a repository of {args.commits} commits ...", flush=True)

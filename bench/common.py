@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import socket
@@ -25,6 +26,16 @@ async def app(scope, receive, send):
     await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
     await send({"type": "http.response.body", "body": BODY})
 '''
+
+
+def codeyard_env(tmp: Path) -> tuple[dict[str, str], int]:
+    """(environment, port) for a codeyard whose data lives under TMP/data (created here)."""
+    data_dir = Path(tmp) / "data"
+    data_dir.mkdir(exist_ok=True)
+    port = free_port()
+    env = {**os.environ, "CODEYARD_DATA_DIR": str(data_dir), "CODEYARD_LOG_LEVEL": "warning",
+           "CODEYARD_PORT": str(port), "CODEYARD_BASE_URL": f"http://127.0.0.1:{port}"}  # fmt: skip
+    return env, port
 
 
 def ensure_wrk() -> str:

@@ -6,15 +6,16 @@ import re
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, contains_eager, joinedload
+from sqlalchemy.orm import Session, joinedload
 
 from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, utcnow
 from ..db.queries import counted_page, matches_text
 from ..errors import Conflict, Forbidden, Invalid, NotFound, RecordNotFound
 from ..policies import groups as group_policy
 from . import access as access_service
-from . import projects
+from . import members, projects
 from . import settings as settings_service
+from .naming import format_errors
 from .users import namespace_path_errors, namespace_path_taken
 
 GROUP_KIND = "group"
@@ -23,12 +24,7 @@ NAME_MESSAGE = "can contain only letters, digits, '_', '.', dash and space."
 
 
 def name_errors(name: str) -> list[str]:
-    errors = []
-    if len(name) > 255:
-        errors.append("is too long (maximum is 255 characters)")
-    if not NAME_PATTERN.fullmatch(name):
-        errors.append(NAME_MESSAGE)
-    return errors
+    return format_errors(name, NAME_PATTERN, NAME_MESSAGE)
 
 
 def create(session: Session, actor, attrs: dict[str, Any]) -> Namespace:
@@ -175,19 +171,11 @@ LAST_OWNER = "a group must keep at least one owner"
 
 
 def members_page(session: Session, group: Namespace, query: str | None, offset: int, limit: int):
-    statement = (
-        select(GroupMember)
-        .join(User, User.id == GroupMember.user_id)
-        .where(GroupMember.namespace_id == group.id)
-        .options(contains_eager(GroupMember.user))
-    )
-    if query:
-        statement = statement.where(matches_text(query, User.username, User.name))
-    return counted_page(session, statement, offset, limit, GroupMember.id.asc())
+    return members.membership_page(session, GroupMember, GroupMember.namespace_id == group.id, query, offset, limit)
 
 
 def find_member(session: Session, group: Namespace, user_id: int) -> GroupMember | None:
-    if not 0 < user_id <= 2**31 - 1:
+    if not members.valid_id(user_id):
         return None
     return session.scalars(
         select(GroupMember)
@@ -206,7 +194,7 @@ def get_member(session: Session, group: Namespace, user_id: int) -> GroupMember:
 def add_member(session: Session, actor, group: Namespace, user_id: int, level: int) -> GroupMember:
     if find_member(session, group, user_id) is not None:
         raise Conflict("Already exists")
-    user = session.get(User, user_id) if 0 < user_id <= 2**31 - 1 else None
+    user = session.get(User, user_id) if members.valid_id(user_id) else None
     if user is None:
         raise NotFound("User")
     member = GroupMember(namespace_id=group.id, user_id=user_id, access_level=level, created_by_id=actor.id, user=user)

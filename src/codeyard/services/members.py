@@ -37,18 +37,18 @@ def owns_namespace(project: Project, user_id: int) -> bool:
     return namespace.kind == "user" and namespace.owner_id == user_id
 
 
-def page(session: Session, project: Project, query: str | None, offset: int, limit: int) -> tuple[int, list[ProjectMember]]:
-    """(total, one page) of PROJECT's direct members in the order they joined, with their users;
-    QUERY keeps those whose username or name contains it (any case)."""
-    statement = (
-        select(ProjectMember)
-        .join(User, User.id == ProjectMember.user_id)
-        .where(ProjectMember.project_id == project.id)
-        .options(contains_eager(ProjectMember.user))
-    )
+def membership_page(session: Session, model, of, query: str | None, offset: int, limit: int):
+    """(total, one page) of the MODEL rows (project or group memberships) that OF selects, in the
+    order they were made, with their users; QUERY keeps usernames or names containing it."""
+    statement = select(model).join(User, User.id == model.user_id).where(of).options(contains_eager(model.user))
     if query:
         statement = statement.where(matches_text(query, User.username, User.name))
-    return counted_page(session, statement, offset, limit, ProjectMember.id.asc())
+    return counted_page(session, statement, offset, limit, model.id.asc())
+
+
+def page(session: Session, project: Project, query: str | None, offset: int, limit: int) -> tuple[int, list[ProjectMember]]:
+    """PROJECT's direct members (see `membership_page`)."""
+    return membership_page(session, ProjectMember, ProjectMember.project_id == project.id, query, offset, limit)
 
 
 def find(session: Session, project: Project, user_id: int) -> ProjectMember | None:

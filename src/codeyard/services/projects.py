@@ -39,6 +39,7 @@ from . import access as access_service
 from . import events
 from . import settings as settings_service
 from .credentials import TOKEN_ALPHABET, digest
+from .naming import format_errors
 
 PROJECT_KIND = "project"
 PATH_PATTERN = re.compile(r"[a-zA-Z0-9_.][a-zA-Z0-9_\-.]*")
@@ -132,21 +133,11 @@ def parameterize(name: str) -> str:
 
 
 def name_errors(name: str) -> list[str]:
-    errors = []
-    if len(name) > 255:
-        errors.append("is too long (maximum is 255 characters)")
-    if not NAME_PATTERN.fullmatch(name):
-        errors.append(NAME_MESSAGE)
-    return errors
+    return format_errors(name, NAME_PATTERN, NAME_MESSAGE)
 
 
 def path_errors(path: str) -> list[str]:
-    errors = []
-    if len(path) > 255:
-        errors.append("is too long (maximum is 255 characters)")
-    if not PATH_PATTERN.fullmatch(path) or path.endswith((".git", ".atom")):
-        errors.append(PATH_MESSAGE)
-    return errors
+    return format_errors(path, PATH_PATTERN, PATH_MESSAGE, refused_endings=(".git", ".atom"))
 
 
 def taken_fields(session: Session, namespace_id: int, name: str | None, path: str | None, except_id: int | None = None) -> dict:
