@@ -142,4 +142,5 @@ def test_lists_run_a_fixed_number_of_queries(api, users, projects, rt, path):
         counts.append(counter.count)
     # count, ids, rows, fork sources, stars, forks, memberships, group memberships (skipped when
     # the page holds no group project): a bound that does not grow with the page.
+    print("COUNTS", path, counts)
     assert max(counts) <= 8, counts

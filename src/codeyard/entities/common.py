@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import cached_property
+from urllib.parse import urlsplit
 
 
 def iso(moment: dt.datetime | None) -> str | None:
@@ -22,3 +24,7 @@ class View:
 
     base_url: str
     avatars: bool = True
+
+    @cached_property
+    def host(self) -> str:
+        return urlsplit(self.base_url).hostname or "localhost"

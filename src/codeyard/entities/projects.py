@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from .common import View, iso
 from .users import avatar_url, web_url
 
@@ -11,8 +9,7 @@ from .users import avatar_url, web_url
 def urls(project, view: View) -> dict[str, str]:
     path = project.path_with_namespace
     web = f"{view.base_url}/{path}"
-    host = urlsplit(view.base_url).hostname or "localhost"
-    return {"ssh_url_to_repo": f"git@{host}:{path}.git", "http_url_to_repo": f"{web}.git", "web_url": web}
+    return {"ssh_url_to_repo": f"git@{view.host}:{path}.git", "http_url_to_repo": f"{web}.git", "web_url": web}
 
 
 def namespace(row) -> dict:

@@ -1,14 +1,14 @@
 """Load a caller's memberships and ask the policies what they may do.
 
-The rules live in `policies/`; this module only fetches what they need: one query for one project,
-two queries for a whole page of projects.
+The rules live in `policies/`; this module only fetches what they need: one query for one project
+or for a whole page of projects.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import literal_column, select, union_all
 from sqlalchemy.orm import Session
 
 from ..db.models import GroupMember, Namespace, Project, ProjectMember
@@ -50,18 +50,24 @@ def access(session: Session, user, project: Project) -> Access:
 def memberships(
     session: Session, user_id: int, projects: list[Project]
 ) -> tuple[dict[int, Membership], dict[int, Membership]]:
-    """The user's direct memberships by project id and group memberships by namespace id (two queries)."""
+    """The user's direct memberships by project id and group memberships by namespace id (one query)."""
     ids = [project.id for project in projects]
-    direct = {
-        row.project_id: Membership(row.access_level, row.notification_level)
-        for row in session.execute(
-            select(ProjectMember.project_id, ProjectMember.access_level, ProjectMember.notification_level).where(
-                ProjectMember.user_id == user_id, ProjectMember.project_id.in_(ids)
-            )
-        )
-    }
     group_ids = list({project.namespace_id for project in projects if project.namespace.kind == "group"})
-    return direct, group_memberships(session, user_id, group_ids)
+    direct_rows = select(
+        literal_column("1").label("direct"), ProjectMember.project_id, ProjectMember.access_level,
+        ProjectMember.notification_level,
+    ).where(ProjectMember.user_id == user_id, ProjectMember.project_id.in_(ids))  # fmt: skip
+    if group_ids:
+        group_rows = select(
+            literal_column("0"), GroupMember.namespace_id, GroupMember.access_level, GroupMember.notification_level
+        ).where(GroupMember.user_id == user_id, GroupMember.namespace_id.in_(group_ids))
+        query = union_all(direct_rows, group_rows)
+    else:
+        query = direct_rows
+    direct, via_group = {}, {}
+    for is_direct, key, access_level, notification_level in session.execute(query):
+        (direct if is_direct else via_group)[key] = Membership(access_level, notification_level)
+    return direct, via_group
 
 
 def group_memberships(session: Session, user_id: int, namespace_ids) -> dict[int, Membership]:
@@ -78,7 +84,7 @@ def group_memberships(session: Session, user_id: int, namespace_ids) -> dict[int
 
 
 def accesses(session: Session, user, projects: list[Project]) -> dict[int, Access]:
-    """`access` for many projects in two queries."""
+    """`access` for many projects in one query."""
     if user is None:
         return {project.id: anonymous_access(project) for project in projects}
     direct, via_group = memberships(session, user.id, projects)

@@ -432,11 +432,19 @@ def visible(user) -> Select:
     )
 
 
+# What the entity shows of a personal project's owner; the rest of the user row stays unloaded.
+OWNER_FOR_ENTITY = (
+    joinedload(Project.namespace)
+    .joinedload(Namespace.owner)
+    .load_only(User.id, User.name, User.username, User.state, User.email, User.created_at)
+)
+
+
 def load(session: Session, ids: list[int]) -> list[Project]:
     """The projects with IDS, with their namespaces and namespace owners (one query)."""
     return list(
         session.scalars(
-            select(Project).where(Project.id.in_(ids)).options(joinedload(Project.namespace).joinedload(Namespace.owner))
+            select(Project).where(Project.id.in_(ids)).options(OWNER_FOR_ENTITY)
         ).unique()
     )
 
@@ -482,30 +490,28 @@ class Details:
 
 
 def details(session: Session, user, projects: list[Project]) -> Details:
-    """Fork sources, star and fork counts and the caller's access for PROJECTS: five queries."""
+    """Fork sources, star and fork counts and the caller's access for PROJECTS: two queries, three
+    when some of them are forks."""
     ids = [project.id for project in projects]
     if not ids:
         return Details({}, {}, {}, {}, {}, {})
-    sources = session.execute(
-        select(ForkLink.forked_to_project_id, Project)
-        .join(Project, Project.id == ForkLink.forked_from_project_id)
-        .where(ForkLink.forked_to_project_id.in_(ids))
-        .options(joinedload(Project.namespace).joinedload(Namespace.owner))
-    ).all()
-    stars = session.execute(
-        select(Star.project_id, func.count()).where(Star.project_id.in_(ids)).group_by(Star.project_id)
-    ).all()
-    forks = session.execute(
-        select(ForkLink.forked_from_project_id, func.count())
-        .where(ForkLink.forked_from_project_id.in_(ids))
-        .group_by(ForkLink.forked_from_project_id)
-    ).all()
+    stars = select(func.count()).where(Star.project_id == Project.id).scalar_subquery()
+    forks = select(func.count()).where(ForkLink.forked_from_project_id == Project.id).scalar_subquery()
+    source = select(ForkLink.forked_from_project_id).where(ForkLink.forked_to_project_id == Project.id).scalar_subquery()
+    counted = session.execute(select(Project.id, stars, forks, source).where(Project.id.in_(ids))).all()
+    source_ids = {row[3] for row in counted if row[3] is not None}
+    sources = {project.id: project for project in load(session, list(source_ids))} if source_ids else {}
     if user is None:
         direct, via_group = {}, {}
-    else:
-        direct, via_group = access_service.memberships(session, user.id, projects)
-    if user is None:
         accesses = access_service.accesses(session, None, projects)
     else:
+        direct, via_group = access_service.memberships(session, user.id, projects)
         accesses = access_service.combine(user, projects, direct, via_group)
-    return Details(dict(sources), dict(stars), dict(forks), accesses, direct, via_group)
+    return Details(
+        forked_from={row[0]: sources[row[3]] for row in counted if row[3] is not None},
+        star_counts={row[0]: row[1] for row in counted},
+        fork_counts={row[0]: row[2] for row in counted},
+        accesses=accesses,
+        direct=direct,
+        via_group=via_group,
+    )
