@@ -71,6 +71,18 @@ def test_private_token_is_not_a_bearer_token_and_vice_versa(api, users, rt):
     assert api.anonymous.get("/user", headers={"PRIVATE-TOKEN": secret}).status_code == 401
 
 
+def test_oauth_token_is_tried_when_the_private_token_names_nobody(api, users, rt):
+    alice = users.create("alice")
+    secret = _oauth_token(rt, alice.id)
+    response = api.anonymous.get("/user", headers={"PRIVATE-TOKEN": "bogus", "Authorization": f"Bearer {secret}"})
+    assert response.status_code == 200 and response.json()["username"] == "alice"
+    assert "private_token" not in response.json()
+    # A private token that names a user wins, even when a bearer token of someone else comes along.
+    bob = users.create("bob")
+    response = api.anonymous.get("/user", headers={"PRIVATE-TOKEN": bob.token, "Authorization": f"Bearer {secret}"})
+    assert response.json()["username"] == "bob"
+
+
 def test_user_echoes_the_private_token_used(api, users):
     alice = users.create("alice")
     assert api.as_(alice).get("/user").json()["private_token"] == alice.token
@@ -114,6 +126,10 @@ def test_sudo_unknown_user_is_404(api, admin):
     assert response.json() == {"message": "404 Not Found: No user id or username for: ghost"}
     response = api.as_(admin).get("/user", headers={"SUDO": "999999"})
     assert response.json() == {"message": "404 Not Found: No user id or username for: 999999"}
+    for beyond in ("3000000000", "99999999999999999999999"):  # no id is that large: not a database error
+        response = api.as_(admin).get("/user", params={"sudo": beyond})
+        assert response.status_code == 404
+        assert response.json() == {"message": f"404 Not Found: No user id or username for: {beyond}"}
 
 
 def test_sudo_to_blocked_user_is_refused(api, users, admin):

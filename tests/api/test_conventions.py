@@ -209,3 +209,23 @@ def test_pagination_edges(api, admin, many_users):
     assert default.headers["x-per-page"] == "20"
     empty = api.as_(admin).get("/users", params={"username": "nobody"})
     assert empty.json() == [] and empty.headers["x-total"] == "0" and empty.headers["x-total-pages"] == "0"
+    for huge in ("9223372036854775807", "99999999999999999999"):  # the offset must not overflow
+        response = api.as_(admin).get("/users", params={"per_page": 5, "page": huge})
+        assert response.status_code == 200 and response.json() == []
+        assert response.headers["x-page"] in ("2147483647", "1")
+
+
+def test_numbers_beyond_an_integer_column(api, users, admin):
+    """Ids no row can have name nothing (404); numeric parameters beyond a column are 400; never a 500."""
+    alice = users.create("alice")
+    for path in ("/users/3000000000", "/projects/3000000000", "/groups/3000000000", "/users/99999999999999999999"):
+        assert api.as_(admin).get(path).status_code == 404, path
+    assert api.as_(admin).delete("/users/3000000000").status_code == 404
+    assert api.as_(admin).put("/users/3000000000/block").status_code == 404
+    for limit in (3000000000, 10**20, "3000000000"):
+        response = api.as_(admin).put(f"/users/{alice.id}", json={"projects_limit": limit})
+        assert response.status_code == 400, limit
+        assert response.json() == {"message": {"projects_limit": ["must be less than or equal to 2147483647"]}}
+    response = api.as_(admin).put("/application/settings", json={"default_projects_limit": 3000000000})
+    assert response.status_code == 400 and "default_projects_limit" in response.json()["message"]
+    assert api.as_(admin).get(f"/users/{alice.id}").json()["projects_limit"] != 3000000000

@@ -9,7 +9,8 @@ from codeyard.db.models import Namespace, User
 USER_FORM = {"avatar_url", "bio", "created_at", "id", "is_admin", "name", "state", "username", "web_url",
              "website_url", "profnet", "messenger", "microblog"}
 FULL_EXTRA = {"email", "projects_limit", "can_create_group", "can_create_project", "last_sign_in_at",
-              "current_sign_in_at", "confirmed_at", "identities", "two_factor_enabled", "external"}
+              "current_sign_in_at", "confirmed_at", "identities", "two_factor_enabled", "external", "theme_id",
+              "color_scheme_id"}
 
 
 def new_user(**overrides):
@@ -29,6 +30,7 @@ def test_current_user_is_the_full_login_record(api, users):
     assert body["web_url"] == "http://testserver/u/alice"
     assert body["avatar_url"].startswith("http://www.gravatar.com/avatar/")
     assert body["can_create_project"] is True and body["is_admin"] is False
+    assert (body["theme_id"], body["color_scheme_id"]) == (2, 1)  # GitLab 8's defaults (C43)
 
 
 def test_user_list_is_basic_for_users_and_full_for_admins(api, users, admin):

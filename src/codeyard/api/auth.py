@@ -8,6 +8,7 @@ prebuilt statement on the process's fast connection (see db/engine.py).
 
 from __future__ import annotations
 
+from ..db.models import parse_id
 from ..errors import CodeyardError, Forbidden, NotFound
 from ..services import credentials, identity
 from .context import Ctx
@@ -17,30 +18,31 @@ def _text(value) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def presented_credentials(ctx: Ctx) -> tuple[str, str] | None:
-    """(kind, secret) of the credential the request carries, if any."""
+def presented_credentials(ctx: Ctx) -> list[tuple[str, str]]:
+    """(kind, secret) of the credentials the request carries, in the order they are tried."""
+    presented = []
     private = (
         _text(ctx.param("private_token")) or ctx.header("private-token") or ctx.header("private_token")
     )
     if private:
-        return credentials.PRIVATE, private
+        presented.append((credentials.PRIVATE, private))
     bearer = _text(ctx.param("access_token")) or _text(ctx.param("bearer_token"))
     if not bearer:
         scheme, _, value = (ctx.header("authorization") or "").partition(" ")
         if scheme.lower() == "bearer" and value.strip():
             bearer = value.strip()
     if bearer:
-        return credentials.OAUTH, bearer
-    return None
+        presented.append((credentials.OAUTH, bearer))
+    return presented
 
 
 def authenticate(ctx: Ctx):
     """The caller's user row (after sudo), or None when the request carries no valid credential."""
-    presented = presented_credentials(ctx)
-    if presented is None:
-        return None
-    kind, secret = presented
-    user = identity.user_by_token(ctx.rt.db, secret, kind)
+    user = kind = secret = None
+    for kind, secret in presented_credentials(ctx):
+        user = identity.user_by_token(ctx.rt.db, secret, kind)
+        if user is not None:  # an OAuth token is tried only when the private token names nobody
+            break
     if user is None or user.state != "active":
         return None
     if kind == credentials.PRIVATE:
@@ -58,7 +60,9 @@ def sudo_identifier(ctx: Ctx) -> int | str | None:
     if value is None or value == "":
         return None
     value = str(value)
-    return int(value) if value.isascii() and value.isdigit() else value
+    if value.isascii() and value.isdigit():
+        return parse_id(value) or value  # digits beyond any id can only be a (non-existent) username
+    return value
 
 
 def _sudo(ctx: Ctx, user, identifier: int | str):

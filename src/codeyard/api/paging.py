@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
+from ..db.models import MAX_INTEGER
 from .context import Ctx
 
 DEFAULT_PER_PAGE = 20
@@ -40,7 +41,7 @@ class Window:
 
 
 def window(ctx: Ctx) -> Window:
-    page = _positive_int(ctx.param("page")) or 1
+    page = min(_positive_int(ctx.param("page")) or 1, MAX_INTEGER)  # beyond: the offset would overflow
     per_page = min(_positive_int(ctx.param("per_page")) or DEFAULT_PER_PAGE, MAX_PER_PAGE)
     return Window(page, per_page)
 

@@ -3,7 +3,8 @@ against the parameters a route declares.
 
 The rules are GitLab's (Grape) ones:
 - query < body < path captures; Rack-style keys `a[]=x` (list) and `a[k]=x` (map) are understood;
-- a value that is null or a blank string counts as absent;
+- a value that is null or a blank string counts as absent, except that it clears a nullable
+  parameter (docs/DECISIONS.md C44);
 - the first missing required parameter answers 400 `400 (Bad request) "name" not given`;
 - every other failure is collected into a 400 whose message maps field -> [reasons].
 The declared parameters also feed the OpenAPI document, so it cannot drift from the code.
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ..db.models.base import MAX_INTEGER, MIN_INTEGER
 from ..errors import Invalid, MissingParam
 
 TRUE_WORDS = frozenset({"true", "t", "1", "on", "yes", "y"})
@@ -177,12 +179,13 @@ class Int(Param):
 
     def convert(self, value: Any) -> int:
         number = to_int(value)
-        if self.minimum is not None and number < self.minimum:
-            if self.minimum == 1:
-                raise ParamError("must be greater than 0")
-            raise ParamError(f"must be greater than or equal to {self.minimum}")
-        if self.maximum is not None and number > self.maximum:
-            raise ParamError(f"must be less than or equal to {self.maximum}")
+        # Undeclared bounds are those of an integer column: a larger number must not reach a query.
+        minimum = MIN_INTEGER if self.minimum is None else self.minimum
+        maximum = MAX_INTEGER if self.maximum is None else self.maximum
+        if number < minimum:
+            raise ParamError("must be greater than 0" if minimum == 1 else f"must be greater than or equal to {minimum}")
+        if number > maximum:
+            raise ParamError(f"must be less than or equal to {maximum}")
         return number
 
     def schema(self) -> dict:
@@ -264,7 +267,8 @@ class IntList(Param):
                 number = to_int(item)
             except ParamError:
                 number = None
-            if number is None or (self.choices is not None and number not in self.choices):
+            out_of_range = number is None or not MIN_INTEGER <= number <= MAX_INTEGER
+            if out_of_range or (self.choices is not None and number not in self.choices):
                 raise ParamError((self.item_message or "'{value}' is not a valid value").format(value=item))
             items.append(number)
         return items

@@ -10,6 +10,10 @@ import hashlib
 
 from .common import View, iso
 
+# codeyard has no web interface to theme: every user shows GitLab 8's defaults (docs/DECISIONS.md C43).
+DEFAULT_THEME_ID = 2
+DEFAULT_COLOR_SCHEME_ID = 1
+
 
 def avatar_url(user, view: View) -> str | None:
     if not view.avatars or not user.email:
@@ -55,6 +59,8 @@ def user_full(subject, view: View, can_create_project: bool) -> dict:
         last_sign_in_at=iso(subject.last_sign_in_at),
         confirmed_at=iso(subject.confirmed_at),
         email=subject.email,
+        theme_id=DEFAULT_THEME_ID,
+        color_scheme_id=DEFAULT_COLOR_SCHEME_ID,
         projects_limit=subject.projects_limit,
         current_sign_in_at=iso(subject.current_sign_in_at),
         identities=[],

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, joinedload
 
-from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, utcnow
+from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, parse_id, utcnow
 from ..db.queries import counted_page, matches_text
 from ..errors import Conflict, Forbidden, Invalid, NotFound, RecordNotFound
 from ..policies import groups as group_policy
@@ -72,8 +72,9 @@ def create(session: Session, actor, attrs: dict[str, Any]) -> Namespace:
 def find(session: Session, ident: str) -> Namespace | None:
     """The group named by an id or a path (any case)."""
     query = select(Namespace).where(Namespace.kind == GROUP_KIND)
-    if ident.isascii() and ident.isdigit() and len(ident) < 19:
-        return session.scalars(query.where(Namespace.id == int(ident))).first()
+    number = parse_id(ident)
+    if number is not None:
+        return session.scalars(query.where(Namespace.id == number)).first()
     return session.scalars(query.where(func.lower(Namespace.path) == ident.lower())).first()
 
 
@@ -158,8 +159,9 @@ def delete(session: Session, rt, actor, group: Namespace) -> None:
 
 def tombstone(session: Session, ident: str) -> Tombstone | None:
     query = select(Tombstone).where(Tombstone.kind == GROUP_KIND)
-    if ident.isascii() and ident.isdigit() and len(ident) < 19:
-        query = query.where(Tombstone.object_id == int(ident))
+    number = parse_id(ident)
+    if number is not None:
+        query = query.where(Tombstone.object_id == number)
     else:
         query = query.where(func.lower(Tombstone.label) == ident.lower())
     return session.scalars(query.order_by(Tombstone.deleted_at.desc())).first()

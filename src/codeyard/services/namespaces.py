@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..db.models import GroupMember, Namespace
+from ..db.models import GroupMember, Namespace, parse_id
 from ..db.queries import counted_page, matches_text
 
 
@@ -23,6 +23,7 @@ def visible_to(session: Session, actor, search: str | None, offset: int, limit: 
 
 def find(session: Session, ident: str) -> Namespace | None:
     """The namespace named by an id or a path (any case)."""
-    if ident.isascii() and ident.isdigit() and len(ident) < 19:
-        return session.get(Namespace, int(ident))
+    number = parse_id(ident)
+    if number is not None:
+        return session.get(Namespace, number)
     return session.scalars(select(Namespace).where(func.lower(Namespace.path) == ident.lower())).first()

@@ -30,6 +30,7 @@ from ..db.models import (
     Star,
     Tombstone,
     User,
+    parse_id,
 )
 from ..db.queries import keyed_page, matches_text
 from ..errors import Conflict, Forbidden, Invalid
@@ -72,8 +73,9 @@ def find(session: Session, ident: str) -> Project | None:
             .join(Namespace, Namespace.id == Project.namespace_id)
             .where(func.lower(Namespace.path) == namespace_path.lower(), func.lower(Project.path) == project_path.lower())
         ).first()
-    if ident.isascii() and ident.isdigit() and len(ident) < 19:
-        return session.get(Project, int(ident))
+    if ident.isascii() and ident.isdigit():
+        number = parse_id(ident)
+        return session.get(Project, number) if number is not None else None
     return None
 
 
@@ -82,8 +84,8 @@ def find_tombstone(session: Session, ident: str) -> Tombstone | None:
     query = select(Tombstone).where(Tombstone.kind == PROJECT_KIND)
     if "/" in ident:
         query = query.where(func.lower(Tombstone.label) == "/".join(ident.split("/", 2)[:2]).lower())
-    elif ident.isascii() and ident.isdigit() and len(ident) < 19:
-        query = query.where(Tombstone.object_id == int(ident))
+    elif parse_id(ident) is not None:
+        query = query.where(Tombstone.object_id == parse_id(ident))
     else:
         return None
     return session.scalars(query.order_by(Tombstone.deleted_at.desc())).first()

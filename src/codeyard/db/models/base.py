@@ -21,6 +21,20 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
+# Integer columns hold at most this on PostgreSQL (SQLite's are wider); larger numbers from users
+# name nothing and must not reach a query, where they would overflow.
+MAX_INTEGER = 2**31 - 1
+MIN_INTEGER = -(2**31)
+
+
+def parse_id(text: str) -> int | None:
+    """The id TEXT spells (ASCII digits within MAX_INTEGER), or None."""
+    if text.isascii() and text.isdigit() and len(text) <= 10:
+        number = int(text)
+        return number if number <= MAX_INTEGER else None
+    return None
+
+
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
