@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
-from ..db.models import parse_id
 from ..entities.common import View
 from ..errors import RecordNotFound
 from .params import parse_query
@@ -97,10 +96,10 @@ class Ctx:
 
     def path_int(self, name: str, not_found: type[Exception] = RecordNotFound) -> int:
         """An integer path capture; anything else names nothing, so it is a 404."""
-        number = parse_id(self.path_params.get(name, ""))
-        if number is None:
+        value = self.path_params.get(name, "")
+        if not (value.isascii() and value.isdigit()) or len(value) > 18:
             raise not_found()
-        return number
+        return int(value)  # may exceed any id: lookups ask `is_id` first, so it names nothing
 
     # --- the unit of work ---------------------------------------------------------------------
 

@@ -197,6 +197,15 @@ class Int(Param):
         return schema
 
 
+class Id(Param):
+    """The id of a row: any integer, unbounded; the service says 404 when it names nothing."""
+
+    json_type = "integer"
+
+    def convert(self, value: Any) -> int:
+        return to_int(value)
+
+
 def to_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value

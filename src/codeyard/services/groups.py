@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, joinedload
 
-from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, parse_id, utcnow
+from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, is_id, parse_id, utcnow
 from ..db.queries import counted_page, matches_text
 from ..errors import Conflict, Forbidden, Invalid, NotFound, RecordNotFound
 from ..policies import groups as group_policy
@@ -177,7 +177,7 @@ def members_page(session: Session, group: Namespace, query: str | None, offset: 
 
 
 def find_member(session: Session, group: Namespace, user_id: int) -> GroupMember | None:
-    if not members.valid_id(user_id):
+    if not is_id(user_id):
         return None
     return session.scalars(
         select(GroupMember)
@@ -196,7 +196,7 @@ def get_member(session: Session, group: Namespace, user_id: int) -> GroupMember:
 def add_member(session: Session, actor, group: Namespace, user_id: int, level: int) -> GroupMember:
     if find_member(session, group, user_id) is not None:
         raise Conflict("Already exists")
-    user = session.get(User, user_id) if members.valid_id(user_id) else None
+    user = session.get(User, user_id) if is_id(user_id) else None
     if user is None:
         raise NotFound("User")
     member = GroupMember(namespace_id=group.id, user_id=user_id, access_level=level, created_by_id=actor.id, user=user)

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..db.models import Project, ProjectHook
+from ..db.models import Project, ProjectHook, is_id
 from ..db.queries import counted_page
 from ..errors import RecordNotFound
 
@@ -26,7 +26,6 @@ DEFAULTS = {
     "enable_ssl_verification": True,
 }
 FLAGS = tuple(DEFAULTS)
-MAX_ID = 2**31 - 1
 
 
 def page(session: Session, project: Project, offset: int, limit: int) -> tuple[int, list[ProjectHook]]:
@@ -36,7 +35,7 @@ def page(session: Session, project: Project, offset: int, limit: int) -> tuple[i
 
 def find(session: Session, project: Project, hook_id: int) -> ProjectHook | None:
     """The hook HOOK_ID if it belongs to PROJECT (a second call is served from the session)."""
-    hook = session.get(ProjectHook, hook_id) if 0 < hook_id <= MAX_ID else None
+    hook = session.get(ProjectHook, hook_id) if is_id(hook_id) else None
     if hook is None or hook.project_id != project.id:
         return None
     return hook

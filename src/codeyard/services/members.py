@@ -15,20 +15,14 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, contains_eager, joinedload
 
-from ..db.models import Project, ProjectMember, User
+from ..db.models import Project, ProjectMember, User, is_id
 from ..db.queries import counted_page, matches_text
 from ..errors import Forbidden, NotFound, RecordNotFound
 from ..policies import projects as policy
 from . import events
 
-MAX_ID = 2**31 - 1  # ids are 32-bit integers in both databases
 OWNER_REMOVED = "the owner of a personal project cannot be removed"
 OWNER_DOWNGRADED = "the owner of a personal project must keep at least master access"
-
-
-def valid_id(value: int) -> bool:
-    """Whether VALUE can name a row at all (larger numbers would overflow PostgreSQL's integer)."""
-    return 0 < value <= MAX_ID
 
 
 def owns_namespace(project: Project, user_id: int) -> bool:
@@ -52,7 +46,7 @@ def page(session: Session, project: Project, query: str | None, offset: int, lim
 
 
 def find(session: Session, project: Project, user_id: int) -> ProjectMember | None:
-    if not valid_id(user_id):
+    if not is_id(user_id):
         return None
     return session.scalars(
         select(ProjectMember)
@@ -79,7 +73,7 @@ def add(session: Session, actor, project: Project, user_id: int, level: int) -> 
     existing = find(session, project, user_id)
     if existing is not None:
         return existing
-    user = session.get(User, user_id) if valid_id(user_id) else None
+    user = session.get(User, user_id) if is_id(user_id) else None
     if user is None:
         raise NotFound("User")
     _check_owner_level(project, user_id, level)

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, utcnow
+from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, is_id, utcnow
 from ..db.queries import counted_page, matches_text
 from ..errors import Conflict, Invalid, NotFound, RecordNotFound
 from . import settings as settings_service
@@ -60,8 +60,12 @@ def email_taken(session: Session, email: str, except_user_id: int | None = None)
     return session.scalar(query.limit(1)) is not None
 
 
+def find(session: Session, user_id: int) -> User | None:
+    return session.get(User, user_id) if is_id(user_id) else None
+
+
 def get(session: Session, user_id: int) -> User:
-    user = session.get(User, user_id)
+    user = find(session, user_id)
     if user is None:
         raise NotFound("User")
     return user
@@ -69,7 +73,7 @@ def get(session: Session, user_id: int) -> User:
 
 def get_record(session: Session, user_id: int) -> User:
     """Like `get`, with GitLab's wording for a failed lookup by id ("404 Not found")."""
-    user = session.get(User, user_id)
+    user = find(session, user_id)
     if user is None:
         raise RecordNotFound()
     return user
@@ -188,7 +192,7 @@ def solely_owned_groups(session: Session, user_id: int) -> list[Namespace]:
 
 
 def tombstone(session: Session, user_id: int) -> Tombstone | None:
-    return session.get(Tombstone, (USER_KIND, user_id))
+    return session.get(Tombstone, (USER_KIND, user_id)) if is_id(user_id) else None
 
 
 def search(session: Session, *, text: str | None, username: str | None, active_only: bool, offset: int, limit: int):

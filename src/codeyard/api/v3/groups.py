@@ -12,7 +12,7 @@ from ...services import groups
 from .. import paging
 from ..context import Ctx
 from ..guards import group_guard
-from ..params import Choice, Int, Str
+from ..params import Choice, Id, Str
 from ..registry import API
 from .projects import render
 
@@ -100,7 +100,7 @@ def get_group_member(ctx: Ctx):
 @API.post(
     "/groups/:id/members",
     guards=ADMIN_MEMBERS,
-    params=(Int("user_id", required=True), LEVEL),
+    params=(Id("user_id", required=True), LEVEL),
     summary="Add a member to a group (owners); 409 when already a member",
 )
 def add_group_member(ctx: Ctx):

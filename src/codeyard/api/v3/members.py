@@ -12,7 +12,7 @@ from ...services import members
 from .. import paging
 from ..context import Ctx
 from ..guards import project_guard
-from ..params import Choice, Int, Str
+from ..params import Choice, Id, Str
 from ..registry import API
 
 READ_MEMBERS = project_guard(policy.READ_MEMBERS)
@@ -46,7 +46,7 @@ def get_member(ctx: Ctx):
     "/projects/:id/members",
     guards=(ADMIN_MEMBERS,),
     params=(
-        Int("user_id", required=True),
+        Id("user_id", required=True),
         Choice("access_level", policy.ACCESS_LEVELS, required=True, doc=LEVEL_DOC),
     ),
     summary="Add a member (an existing member is returned unchanged)",

@@ -3,7 +3,7 @@ fork relations, stars, archiving, events."""
 
 from __future__ import annotations
 
-from ...db.models import Namespace, User
+from ...db.models import Namespace, is_id
 from ...entities import projects as entities
 from ...entities.common import iso
 from ...entities.events import event as event_entity
@@ -14,7 +14,7 @@ from ...services import events, namespaces, projects, users
 from .. import paging
 from ..context import Ctx
 from ..guards import ADMIN, READ, load_project, project_guard
-from ..params import Bool, Choice, Int, Str, StrList, Url
+from ..params import Bool, Choice, Id, Str, StrList, Url
 from ..registry import API
 from ..replies import Reply
 
@@ -37,7 +37,7 @@ COMMON_PARAMS = (
 CREATE_PARAMS = (
     Str("name", required=True, max_length=255),
     Str("path", max_length=255, doc="Default: derived from the name"),
-    Int("namespace_id", doc="Default: the caller's namespace"),
+    Id("namespace_id", doc="Default: the caller's namespace"),
     *COMMON_PARAMS,
     Url("import_url", schemes=("http", "https", "git", "ssh")),
 )
@@ -136,7 +136,7 @@ def create_project(ctx: Ctx):
     if namespace_id is None:
         namespace = users.personal_namespace(ctx.session, ctx.actor)
     else:
-        namespace = ctx.session.get(Namespace, namespace_id)
+        namespace = ctx.session.get(Namespace, namespace_id) if is_id(namespace_id) else None
         if namespace is None or not access_service.may_create_in(ctx.session, ctx.actor, namespace):
             raise Invalid.field("namespace", "is not valid")
     project = projects.create(ctx.session, ctx.rt, ctx.actor, namespace, attrs)
@@ -150,7 +150,7 @@ def create_project(ctx: Ctx):
     summary="Create a project owned by a user (admin)",
 )
 def create_project_for_user(ctx: Ctx):
-    owner = ctx.session.get(User, ctx.path_int("user_id"))
+    owner = users.find(ctx.session, ctx.path_int("user_id"))
     if owner is None:
         raise RecordNotFound()
     attrs = _create_attrs(ctx)

@@ -117,7 +117,7 @@ async def update_user(ctx: Ctx):
 @API.delete("/users/:id", admin=True, summary="Delete a user with their personal projects (admin)")
 def delete_user(ctx: Ctx):
     user_id = ctx.path_int("id", not_found=lambda: NotFound("User"))
-    user = ctx.session.get(users.User, user_id)
+    user = users.find(ctx.session, user_id)
     if user is None:
         tombstone = users.tombstone(ctx.session, user_id)
         if tombstone is None:

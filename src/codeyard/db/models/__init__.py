@@ -1,6 +1,6 @@
 """All tables. Import models from here; each area keeps its own module."""
 
-from .base import MAX_INTEGER, MIN_INTEGER, Base, parse_id, utcnow
+from .base import MAX_INTEGER, MIN_INTEGER, Base, is_id, parse_id, utcnow
 from .projects import (
     DEVELOPER,
     GUEST,
@@ -26,5 +26,5 @@ from .users import Namespace, Token, Tombstone, User
 __all__ = [
     "DEVELOPER", "GUEST", "INTERNAL", "MASTER", "MAX_INTEGER", "MIN_INTEGER", "OWNER", "PRIVATE", "PUBLIC",
     "REPORTER", "ApplicationSetting", "Base", "Event", "ForkLink", "GroupMember", "Namespace", "Project", "ProjectHook",
-    "ProjectMember", "ProtectedBranch", "Star", "Token", "Tombstone", "Upload", "User", "parse_id", "utcnow",
+    "ProjectMember", "ProtectedBranch", "Star", "Token", "Tombstone", "Upload", "User", "is_id", "parse_id", "utcnow",
 ]  # fmt: skip

@@ -27,11 +27,16 @@ MAX_INTEGER = 2**31 - 1
 MIN_INTEGER = -(2**31)
 
 
+def is_id(number: int) -> bool:
+    """Whether NUMBER can name a row at all; ask before a lookup, so that no query overflows."""
+    return 0 < number <= MAX_INTEGER
+
+
 def parse_id(text: str) -> int | None:
-    """The id TEXT spells (ASCII digits within MAX_INTEGER), or None."""
+    """The id TEXT spells (ASCII digits naming a possible row), or None."""
     if text.isascii() and text.isdigit() and len(text) <= 10:
         number = int(text)
-        return number if number <= MAX_INTEGER else None
+        return number if is_id(number) else None
     return None
 
 
