@@ -46,7 +46,11 @@ def test_list_sorted_and_entity(api, alice, hosted):
     assert commit["author"] == {"name": "Ada Author", "email": "ada@example.com"}
     assert commit["committer"] == {"name": "Cy Committer", "email": "cy@example.com"}
     assert commit["authored_date"].endswith("+01:00") and commit["message"] == "second\n"
-    assert "x-total" not in api.as_(alice).get(f"/projects/{project.id}/repository/branches").headers
+    # Paginated like every list (spec: page and per_page apply to all list endpoints).
+    second = api.as_(alice).get(f"/projects/{project.id}/repository/branches", params={"per_page": 1, "page": 2})
+    assert [b["name"] for b in second.json()] == ["master"] and second.json()[0] == master
+    assert (second.headers["x-total"], second.headers["x-total-pages"], second.headers["x-prev-page"]) == ("2", "2", "1")
+    assert 'rel="first"' in second.headers["link"]
 
 
 def test_get_with_slashes_encoded_or_not(api, alice, hosted):

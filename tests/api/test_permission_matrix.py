@@ -26,7 +26,7 @@ VISIBILITIES = {"private": 0, "internal": 10, "public": 20}
 class Endpoint:
     method: str
     path: str  # {id} is the project; {user} a user id; {other} another project's id
-    needs: str  # least role: guest, reporter, developer, master, owner
+    needs: str  # least role: guest, reporter, developer, master, owner, or admin (403 for everyone else)
     ok: int = 200
     public_grants: bool = False  # visibility internal/public gives it to any signed-in user
     body: dict | object = field(default_factory=dict)  # or a function of (visibility level, world)
@@ -59,7 +59,7 @@ ENDPOINTS = [
     Endpoint("PUT", "/projects/{id}", "owner", body=lambda level, _: {"visibility_level": 20 if level != 20 else 0}),
     Endpoint("DELETE", "/projects/{id}", "owner", destructive=True),
     Endpoint("POST", "/projects/fork/{id}", "reporter", ok=201, public_grants=True, destructive=True, ok_for={"owner": 409}),
-    Endpoint("DELETE", "/projects/{id}/fork", "owner"),
+    Endpoint("DELETE", "/projects/{id}/fork", "admin"),
     Endpoint("POST", "/projects/{id}/star", "guest", ok=201, public_grants=True, destructive=True),
     Endpoint("POST", "/projects/{id}/archive", "owner", ok=201, destructive=True),
     Endpoint("POST", "/projects/{id}/unarchive", "owner", ok=201),
@@ -107,6 +107,8 @@ def expected(endpoint: Endpoint, role: str, visibility: str) -> int:
     success = endpoint.ok_for.get(role, endpoint.ok)
     if role == "admin":
         return success
+    if endpoint.needs == "admin":  # refused before the project is looked up, so nothing leaks
+        return 403
     if role == "outsider":
         if visibility == "private":
             return 404

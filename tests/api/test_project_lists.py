@@ -49,7 +49,9 @@ def test_permissions_in_lists(api, world):
     }
     carol = api.as_(w["carol"]).get("/projects").json()[0]
     assert carol["permissions"]["group_access"]["access_level"] == OWNER
-    assert all("public_builds" in p and "runners_token" not in p for p in listed.values())
+    assert all("public_builds" in p for p in listed.values())
+    assert listed[w["private"].id]["runners_token"] == ""  # a developer may not administer it
+    assert len(listed[w["grouped"].id]["runners_token"]) == 20  # a group master may
 
 
 def test_owned(api, world):
@@ -99,8 +101,10 @@ def test_starred_only_lists_readable_projects(api, world, projects):
     assert ids(api.as_(w["dave"]).get("/projects/starred")) == [w["public"].id]
 
 
-def test_search_endpoint(api, world, users):
+def test_search_endpoint(api, world, users, admin):
     w = world
+    # GitLab searched memberships plus internal and public projects, for admins too.
+    assert sorted(ids(api.as_(admin).get("/projects/search/a"))) == sorted([w["internal"].id, w["public"].id, w["grouped"].id])
     external = users.create("ext", external=True)
     assert sorted(ids(api.as_(w["dave"]).get("/projects/search/a"))) == sorted(
         [w["internal"].id, w["public"].id, w["grouped"].id]

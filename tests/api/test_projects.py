@@ -67,12 +67,15 @@ def test_invisible_and_unknown_projects_are_404(api, users, projects):
 
 
 def test_runners_token_only_for_project_admins(api, users, projects):
+    """The field is always there (spec); its value only for those who may administer the project."""
     alice, dev = users.create("alice"), users.create("dev")
     project = projects.create(alice, visibility=20)
     projects.add_member(project, dev, DEVELOPER)
-    assert "runners_token" in api.as_(alice).get(f"/projects/{project.id}").json()
-    assert "runners_token" not in api.as_(dev).get(f"/projects/{project.id}").json()
-    assert "runners_token" not in api.as_(alice).get("/projects").json()[0]
+    token = api.as_(alice).get(f"/projects/{project.id}").json()["runners_token"]
+    assert len(token) == 20
+    assert api.as_(alice).get("/projects").json()[0]["runners_token"] == token
+    assert api.as_(dev).get(f"/projects/{project.id}").json()["runners_token"] == ""
+    assert api.as_(dev).get("/projects").json()[0]["runners_token"] == ""
 
 
 # --- create ---------------------------------------------------------------------------------------
@@ -103,7 +106,8 @@ def test_create_echoes_every_attribute(api, users):
     }  # fmt: skip
     body = api.as_(alice).post("/projects", json=attrs).json()
     assert {key: body[key] for key in attrs if key != "public_builds"} == {k: v for k, v in attrs.items() if k != "public_builds"}
-    assert "open_issues_count" not in body
+    assert body["open_issues_count"] == 0  # every spec field is present, issues enabled or not
+    assert body["default_branch"] == "master"  # nothing pushed yet: the branch the repository's HEAD names
     listed = api.as_(alice).get("/projects").json()[0]
     assert listed["public_builds"] is False
 
@@ -206,7 +210,13 @@ def test_create_for_user(api, users, admin, rt):
     response = api.as_(admin).post(f"/projects/user/{alice.id}", json={"name": "For Alice"})
     assert response.status_code == 201
     body = response.json()
-    assert body["owner"]["id"] == alice.id and body["namespace"]["path"] == "alice" and body["creator_id"] == admin.id
+    assert body["owner"]["id"] == alice.id and body["namespace"]["path"] == "alice" and body["creator_id"] == alice.id
+    events = api.as_(alice).get(f"/projects/{body['id']}/events").json()
+    assert [(e["action_name"], e["author_id"]) for e in events] == [("created", alice.id)]
+    # Created as alice: the visibility restrictions that bind her apply.
+    api.as_(admin).put("/application/settings", json={"restricted_visibility_levels": [20]})
+    refused = api.as_(admin).post(f"/projects/user/{alice.id}", json={"name": "Public", "visibility_level": 20})
+    assert refused.status_code == 400 and "visibility_level" in refused.json()["message"]
     assert api.as_(alice).post(f"/projects/user/{admin.id}", json={"name": "x"}).status_code == 403
     assert api.as_(admin).post("/projects/user/999999", json={"name": "x"}).json() == {"message": "404 Not found"}
     assert api.as_(admin).post(f"/projects/user/{alice.id}", json={}).status_code == 400
@@ -360,19 +370,21 @@ def test_fork_relations(api, users, projects, admin, rt):
     assert api.as_(admin).post(f"/projects/{a.id}/fork/{c.id}").status_code == 409
     assert api.as_(admin).post(f"/projects/{c.id}/fork/999999").json() == {"message": "404 Source Project Not Found"}
     assert api.as_(alice).get(f"/projects/{a.id}").json()["forked_from_project"]["id"] == b.id
-    assert api.as_(alice).delete(f"/projects/{a.id}/fork").status_code == 200
+    assert api.as_(admin).delete(f"/projects/{a.id}/fork").status_code == 200
     assert count(rt, ForkLink) == 0
-    not_forked = api.as_(alice).delete(f"/projects/{a.id}/fork")
+    not_forked = api.as_(admin).delete(f"/projects/{a.id}/fork")
     assert not_forked.status_code == 200 and not_forked.json() is None
 
 
-def test_fork_relation_removal_needs_owner(api, users, projects, admin):
+def test_fork_relation_removal_is_for_admins(api, users, projects, admin, rt):
+    """Spec: admin only, the owner of the fork included (GitLab 8.6 let owners do it)."""
     alice, master = users.create("alice"), users.create("master")
     a, b = projects.create(alice, name="a"), projects.create(alice, name="b")
     projects.add_member(a, master, MASTER)
     api.as_(admin).post(f"/projects/{a.id}/fork/{b.id}")
-    assert api.as_(master).delete(f"/projects/{a.id}/fork").status_code == 403
-    assert api.as_(users.create("out")).delete(f"/projects/{a.id}/fork").status_code == 404
+    for caller in (alice, master, users.create("out")):
+        assert api.as_(caller).delete(f"/projects/{a.id}/fork").status_code == 403
+    assert count(rt, ForkLink) == 1
 
 
 # --- stars, archiving, events ---------------------------------------------------------------------

@@ -73,14 +73,15 @@ def project(
     details,
     *,
     permissions: bool = False,
-    runners_token: str | None = None,
+    runners_token: str = "",
     in_list: bool = False,
 ) -> dict:
-    """DETAILS is `services.projects.Details` for a set of projects including P."""
+    """DETAILS is `services.projects.Details` for a set of projects including P. RUNNERS_TOKEN is
+    empty for callers who may not administer P (C27)."""
     data = {
         "id": p.id,
         "description": p.description,
-        "default_branch": p.default_branch,
+        "default_branch": p.head_branch,
         "tag_list": list(p.tag_list or []),
         "public": p.visibility_level == 20,
         "archived": p.archived,
@@ -108,10 +109,8 @@ def project(
     data["avatar_url"] = None
     data["star_count"] = details.star_counts.get(p.id, 0)
     data["forks_count"] = details.fork_counts.get(p.id, 0)
-    if p.issues_enabled:
-        data["open_issues_count"] = 0  # codeyard has no issue tracker: no issue can be open
-    if runners_token is not None:
-        data["runners_token"] = runners_token
+    data["open_issues_count"] = 0  # codeyard has no issue tracker: no issue can be open
+    data["runners_token"] = runners_token
     if in_list:
         data["public_builds"] = p.public_builds
     if permissions:

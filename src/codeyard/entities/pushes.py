@@ -19,7 +19,7 @@ def project_hash(view: View, project) -> dict:
         "namespace": human_namespace_name(project.namespace),
         "visibility_level": project.visibility_level,
         "path_with_namespace": project.path_with_namespace,
-        "default_branch": project.default_branch,
+        "default_branch": project.head_branch,
         "homepage": links["web_url"],
         "url": links["ssh_url_to_repo"],
         "ssh_url": links["ssh_url_to_repo"],

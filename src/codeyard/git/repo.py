@@ -87,15 +87,14 @@ def resolve(repository: pygit2.Repository, name: str) -> pygit2.Commit:
     return commit
 
 
-def branches(path: Path) -> list[tuple[str, CommitInfo]]:
-    """(name, tip commit) of every branch, sorted by name."""
+def branches(path: Path, offset: int = 0, limit: int | None = None) -> tuple[int, list[tuple[str, CommitInfo]]]:
+    """(number of branches, (name, tip commit) of those in the window), sorted by name; only the
+    window's commits are read."""
     repository = open_repository(path)
-    result = []
-    for ref in repository.references:
-        if ref.startswith(HEADS):
-            target = repository.references[ref].peel(pygit2.Commit)
-            result.append((ref[len(HEADS) :], commit_info(target)))
-    return sorted(result)
+    names = sorted(ref[len(HEADS) :] for ref in repository.references if ref.startswith(HEADS))
+    window = names[offset:] if limit is None else names[offset : offset + limit]
+    tips = [(name, commit_info(repository.references[HEADS + name].peel(pygit2.Commit))) for name in window]
+    return len(names), tips
 
 
 def branch(path: Path, name: str) -> CommitInfo | None:

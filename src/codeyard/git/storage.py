@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pygit2
 
-DEFAULT_HEAD = "refs/heads/master"
+from ..db.models.projects import INITIAL_BRANCH
+
+DEFAULT_HEAD = "refs/heads/" + INITIAL_BRANCH
 
 
 def repository_path(repositories_dir: Path, project_id: int) -> Path:

@@ -39,11 +39,12 @@ def protections(session: Session, project: Project) -> dict[str, ProtectedBranch
     return {row.name: row for row in rows}
 
 
-def all_branches(session: Session, rt, project: Project) -> list[Branch]:
+def page(session: Session, rt, project: Project, offset: int, limit: int) -> tuple[int, list[Branch]]:
+    """(number of branches, one page of them sorted by name)."""
     protected = protections(session, project)
     with reading(project, "Repository"):
-        found = repo.branches(path_of(rt, project))
-    return [Branch(name, info, protected.get(name)) for name, info in found]
+        total, found = repo.branches(path_of(rt, project), offset, limit)
+    return total, [Branch(name, info, protected.get(name)) for name, info in found]
 
 
 def get(session: Session, rt, project: Project, name: str, missing: str = "Branch") -> Branch:

@@ -429,6 +429,12 @@ def visible(user) -> Select:
     """Ids of every project USER may read: admins all; others their own plus internal/public."""
     if user.is_admin:
         return select(Project.id)
+    return open_to(user)
+
+
+def open_to(user) -> Select:
+    """Ids of the projects USER is a member of plus those open to any such user (internal/public),
+    admin or not: what GitLab's project search looks through."""
     return select(Project.id).where(
         or_(Project.id.in_(authorized(user.id)), Project.visibility_level.in_(policy.visible_levels_for(user)))
     )
@@ -469,8 +475,8 @@ def page(session: Session, ids: Select | None, filters: Filters, offset: int, li
 
 
 def search_by_name(session: Session, user, text: str, order_by: str | None, sort: str, offset: int, limit: int):
-    """Readable projects whose name contains TEXT (any case)."""
-    query = select(Project.id).where(Project.id.in_(visible(user)), matches_text(text, Project.name))
+    """Projects open to USER (members' and internal/public ones, admins included) whose name contains TEXT."""
+    query = select(Project.id).where(Project.id.in_(open_to(user)), matches_text(text, Project.name))
     order = []
     if order_by is not None:
         column = getattr(Project, order_by)

@@ -30,7 +30,7 @@ def reading(project: Project, missing: str):
 
 
 def default_ref(project: Project) -> str:
-    return project.default_branch or "master"
+    return project.head_branch
 
 
 def commits(rt, project: Project, ref: str | None, offset: int, limit: int) -> tuple[int, list[repo.CommitInfo]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...entities.commits import branch as branch_entity
 from ...policies import projects as policy
 from ...services import branches
+from .. import paging
 from ..context import Ctx
 from ..guards import project_guard
 from ..params import Bool, Str
@@ -16,9 +17,11 @@ PUSH = (project_guard(policy.DOWNLOAD_CODE, policy.PUSH_CODE),)
 BRANCHES = "/projects/:id/repository/branches"
 
 
-@API.get(BRANCHES, guards=READ, summary="All branches, sorted by name")
+@API.get(BRANCHES, guards=READ, paginated=True, summary="Branches, sorted by name")
 def list_branches(ctx: Ctx):
-    return [branch_entity(found) for found in branches.all_branches(ctx.session, ctx.rt, ctx.project)]
+    window = paging.window(ctx)
+    total, found = branches.page(ctx.session, ctx.rt, ctx.project, window.offset, window.limit)
+    return paging.Page([branch_entity(branch) for branch in found], total, window)
 
 
 @API.get(BRANCHES + "/*branch", guards=READ, summary="A branch")

@@ -49,12 +49,12 @@ UPDATE_PARAMS = (
 )
 
 
-def render(ctx: Ctx, found: list, *, permissions: bool, in_list: bool, runners_token: bool = False) -> list[dict]:
+def render(ctx: Ctx, found: list, *, permissions: bool, in_list: bool) -> list[dict]:
     details = projects.details(ctx.session, ctx.actor, found)
     rendered = []
     for project in found:
-        token = None
-        if runners_token and details.accesses[project.id].can(policy.ADMIN_PROJECT):
+        token = ""
+        if details.accesses[project.id].can(policy.ADMIN_PROJECT):
             token = projects.runners_token(ctx.rt.secret_key, project)
         rendered.append(
             entities.project(project, ctx.view, details, permissions=permissions, runners_token=token, in_list=in_list)
@@ -63,7 +63,7 @@ def render(ctx: Ctx, found: list, *, permissions: bool, in_list: bool, runners_t
 
 
 def render_one(ctx: Ctx, project, *, permissions: bool = False) -> dict:
-    return render(ctx, [project], permissions=permissions, in_list=False, runners_token=True)[0]
+    return render(ctx, [project], permissions=permissions, in_list=False)[0]
 
 
 def filters(ctx: Ctx) -> projects.Filters:
@@ -154,7 +154,9 @@ def create_project_for_user(ctx: Ctx):
     if owner is None:
         raise RecordNotFound()
     attrs = _create_attrs(ctx)
-    project = projects.create(ctx.session, ctx.rt, ctx.actor, users.personal_namespace(ctx.session, owner), attrs)
+    # Created as that user (GitLab ran its create service as them): creator, event and the
+    # visibility restrictions are theirs.
+    project = projects.create(ctx.session, ctx.rt, owner, users.personal_namespace(ctx.session, owner), attrs)
     return render_one(ctx, project)
 
 
@@ -217,7 +219,7 @@ def create_fork_relation(ctx: Ctx):
     return _fork_link(projects.link_fork(ctx.session, ctx.project, source))
 
 
-@API.delete("/projects/:id/fork", guards=(project_guard(policy.REMOVE_FORK),), summary="Remove the forked-from relation")
+@API.delete("/projects/:id/fork", admin=True, guards=(READ,), summary="Remove the forked-from relation (admin)")
 def delete_fork_relation(ctx: Ctx):
     link = projects.unlink_fork(ctx.session, ctx.project)
     return _fork_link(link) if link is not None else None

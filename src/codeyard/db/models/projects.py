@@ -16,6 +16,8 @@ PRIVATE, INTERNAL, PUBLIC = 0, 10, 20
 NOTIFY_GLOBAL = 3
 
 
+INITIAL_BRANCH = "master"  # what the HEAD of a new repository names (git/storage.py)
+
 class Project(Base):
     __tablename__ = "projects"
     __table_args__ = (NO_ID_REUSE,)
@@ -58,6 +60,11 @@ class Project(Base):
     @property
     def public(self) -> bool:
         return self.visibility_level == PUBLIC
+
+    @property
+    def head_branch(self) -> str:
+        """The default branch; before anything was pushed, the branch the new repository's HEAD names."""
+        return self.default_branch or INITIAL_BRANCH
 
 
 Index("uq_projects_namespace_path", Project.namespace_id, func.lower(Project.path), unique=True)
