@@ -12,10 +12,10 @@ def application_settings(row) -> dict:
         "signup_enabled": row.signup_enabled,
         "signin_enabled": row.signin_enabled,
         "avatarservice_enabled": row.avatarservice_enabled,
-        "sign_in_text": row.sign_in_text,
+        "sign_in_text": row.sign_in_text or "",  # spec: strings; unset is empty
         "created_at": iso(row.created_at),
         "updated_at": iso(row.updated_at),
-        "home_page_url": row.home_page_url,
+        "home_page_url": row.home_page_url or "",
         "default_branch_protection": row.default_branch_protection,
         "socialnetwork_sharing_enabled": row.socialnetwork_sharing_enabled,
         "restricted_visibility_levels": list(row.restricted_visibility_levels or []),
@@ -28,5 +28,5 @@ def application_settings(row) -> dict:
         # GitLab 8.10's name of the same list, read by python-gitlab 1.4 when it saves settings.
         "domain_whitelist": list(row.restricted_signup_domains or []),
         "user_oauth_applications": row.user_oauth_applications,
-        "after_sign_out_path": row.after_sign_out_path,
+        "after_sign_out_path": row.after_sign_out_path or "",
     }

@@ -15,9 +15,10 @@ DEFAULT_THEME_ID = 2
 DEFAULT_COLOR_SCHEME_ID = 1
 
 
-def avatar_url(user, view: View) -> str | None:
+def avatar_url(user, view: View) -> str:
+    """The gravatar URL; empty when the avatar service is off (the spec types it a string)."""
     if not view.avatars or not user.email:
-        return None
+        return ""
     digest = hashlib.md5(user.email.strip().lower().encode(), usedforsecurity=False).hexdigest()
     host = "https://secure.gravatar.com" if view.base_url.startswith("https:") else "http://www.gravatar.com"
     return f"{host}/avatar/{digest}?s=80&d=identicon"
