@@ -72,6 +72,14 @@ def test_python_gitlab_settings(gl):
     settings.save()
     again = gl.settings.get()
     assert again.default_projects_limit == 42 and again.signup_enabled is False
+    # The client sends both names of the domain list: the edited alias must win over the unchanged one.
+    again.domain_whitelist = ["example.com"]
+    again.save()
+    assert gl.settings.get().restricted_signup_domains == ["example.com"]
+    edited = gl.settings.get()
+    edited.restricted_signup_domains = ["example.org"]
+    edited.save()
+    assert gl.settings.get().domain_whitelist == ["example.org"]
 
 
 def test_python_gitlab_errors(live, users):

@@ -80,6 +80,22 @@ def test_get_group_with_its_readable_projects(api, alice, users, projects):
     assert api.as_(alice).get("/groups/TEAM").status_code == 200
 
 
+def test_group_projects_list(api, alice, users, projects):
+    bob = users.create("bob")
+    team = projects.group(alice, "team", visibility=20)
+    public = projects.create(alice, group=team, name="open", visibility=20)
+    closed = projects.create(alice, group=team, name="closed")
+    projects.create(alice, name="elsewhere", visibility=20)  # not in the group
+    assert [p["id"] for p in api.as_(bob).get("/groups/team/projects").json()] == [public.id]
+    page = api.as_(alice).get(f"/groups/{team.id}/projects", params={"per_page": 1, "order_by": "name", "sort": "asc"})
+    assert [p["id"] for p in page.json()] == [closed.id] and page.headers["x-total"] == "2"
+    assert "public_builds" in page.json()[0] and "permissions" not in page.json()[0]
+    assert api.as_(alice).get(f"/groups/{team.id}/projects", params={"order_by": "nope"}).status_code == 400
+    private = projects.group(alice, "hidden")
+    assert api.as_(bob).get(f"/groups/{private.id}/projects").status_code == 404
+    assert api.anonymous.get(f"/groups/{team.id}/projects").status_code == 401
+
+
 def test_private_groups_are_hidden(api, alice, users, projects):
     bob = users.create("bob")
     secret = projects.group(alice, "secret")
@@ -208,6 +224,8 @@ def test_python_gitlab_groups(live, alice, users):
     group.members.create({"user_id": bob.id, "access_level": DEVELOPER})
     assert sorted(m.username for m in client.groups.get(group.id).members.list()) == ["alice", "bob"]
     assert [g.path for g in client.groups.list()] == ["client-group"]
+    client.projects.create({"name": "In Group", "namespace_id": group.id})
+    assert [p.path for p in client.groups.get(group.id).projects.list()] == ["in-group"]
     client.groups.get(group.id).members.delete(bob.id)
     client.groups.delete(group.id)
     assert client.groups.list() == []

@@ -110,3 +110,17 @@ def test_invalid_changes_are_400_and_change_nothing(api, admin, change, errors):
     assert response.status_code == 400
     assert response.json() == {"message": errors}
     assert api.as_(admin).get("/application/settings").json() == before
+
+
+def test_domain_list_under_both_names(api, admin):
+    put = api.as_(admin).put
+    assert put("/application/settings", json={"domain_whitelist": ["a.example"]}).json()["restricted_signup_domains"] == ["a.example"]
+    # Both sent: the one that changes the stored list wins; when both change it, the spec's name wins.
+    both = {"restricted_signup_domains": ["a.example"], "domain_whitelist": ["b.example"]}
+    assert put("/application/settings", json=both).json()["restricted_signup_domains"] == ["b.example"]
+    both = {"restricted_signup_domains": ["c.example"], "domain_whitelist": ["b.example"]}
+    assert put("/application/settings", json=both).json()["restricted_signup_domains"] == ["c.example"]
+    both = {"restricted_signup_domains": ["d.example"], "domain_whitelist": ["e.example"]}
+    assert put("/application/settings", json=both).json()["restricted_signup_domains"] == ["d.example"]
+    response = put("/application/settings", json={"domain_whitelist": ["not a domain"]})
+    assert response.status_code == 400 and response.json() == {"message": {"domain_whitelist": ["'not a domain' is not a valid domain"]}}

@@ -8,13 +8,13 @@ from ...entities.members import member as member_entity
 from ...errors import NotFound
 from ...policies import groups as group_policy
 from ...policies.projects import ACCESS_LEVELS, VISIBILITY_LEVELS
-from ...services import groups
+from ...services import groups, projects
 from .. import paging
 from ..context import Ctx
 from ..guards import group_guard
 from ..params import Choice, Id, Str
 from ..registry import API
-from .projects import render
+from .projects import LIST_PARAMS, listing, render
 
 READ = (group_guard(),)
 ADMIN = (group_guard(group_policy.ADMIN_GROUP),)
@@ -47,6 +47,12 @@ def get_group(ctx: Ctx):
     found = groups.readable_projects(ctx.session, ctx.actor, ctx.group)
     data["projects"] = render(ctx, found, permissions=False, in_list=True)
     return data
+
+
+@API.get("/groups/:id/projects", guards=READ, paginated=True, params=LIST_PARAMS, summary="Projects of a group the caller may read")
+def list_group_projects(ctx: Ctx):
+    ids = projects.visible(ctx.actor).where(projects.Project.namespace_id == ctx.group.id)
+    return listing(ctx, ids, permissions=False)
 
 
 @API.put(

@@ -27,11 +27,12 @@ SETTINGS_PARAMS = (
     Choice("default_project_visibility", LEVELS),
     Choice("default_snippet_visibility", LEVELS),
     Choice("default_group_visibility", LEVELS),
+    StrList("restricted_signup_domains", item_pattern=DOMAIN, item_message="'{value}' is not a valid domain"),
     StrList(
-        "restricted_signup_domains",
-        aliases=("domain_whitelist",),
+        "domain_whitelist",
         item_pattern=DOMAIN,
         item_message="'{value}' is not a valid domain",
+        doc="GitLab 8.10's name of restricted_signup_domains; wins when that one is absent or unchanged",
     ),
     Bool("user_oauth_applications"),
     Url("after_sign_out_path", nullable=True),
@@ -45,6 +46,13 @@ def get_settings(ctx: Ctx):
 
 @API.put("/application/settings", admin=True, summary="Change application settings", params=SETTINGS_PARAMS)
 def update_settings(ctx: Ctx):
-    row = settings.update(ctx.session, ctx.args)
+    changes = dict(ctx.args)
+    alias = changes.pop("domain_whitelist", None)
+    if alias is not None:
+        # python-gitlab 1.4 sends both names, the edited one and the other as it was read.
+        current = list(settings.load(ctx.session).restricted_signup_domains or [])
+        if changes.get("restricted_signup_domains", current) == current:
+            changes["restricted_signup_domains"] = alias
+    row = settings.update(ctx.session, changes)
     on_commit(ctx.session, ctx.rt.presentation.invalidate)
     return application_settings(row)
