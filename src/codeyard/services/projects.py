@@ -7,6 +7,7 @@ rule says no. The repository on disk follows the database: it is created inside 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
@@ -109,7 +110,12 @@ def could_have_deleted(session: Session, user, tombstone: Tombstone) -> bool:
 def runners_token(secret_key: bytes, project: Project) -> str:
     """The project's runners token: derived from the server's secret key and a per-project nonce,
     so only its digest is stored and yet admins of the project can be shown it again."""
-    mac = hmac.new(secret_key, f"runners-token:{project.runners_token_nonce}".encode(), hashlib.sha256).digest()
+    return _derived_token(secret_key, project.runners_token_nonce)
+
+
+@functools.lru_cache(maxsize=16384)  # lists show the token of every project the caller administers
+def _derived_token(secret_key: bytes, nonce: str) -> str:
+    mac = hmac.new(secret_key, f"runners-token:{nonce}".encode(), hashlib.sha256).digest()
     number = int.from_bytes(mac, "big")
     chars = []
     for _ in range(20):
