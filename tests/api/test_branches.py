@@ -170,3 +170,8 @@ def test_python_gitlab_branches(live, alice, hosted):
     assert created.name == "from-client"
     remote.branches.delete("from-client")
     assert [b.name for b in remote.branches.list()] == ["feature/x/y", "master"]
+    # Commit diffs and comparisons as the client reads them.
+    commit = remote.commits.get("feature/x/y")
+    assert all({"diff", "new_path", "old_path"} <= set(d) for d in commit.diff())
+    compared = remote.repository_compare("master", "feature/x/y")
+    assert compared["compare_same_ref"] is False and isinstance(compared["diffs"], list)

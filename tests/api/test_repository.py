@@ -36,6 +36,51 @@ def post_push(rt, project, user, *updates):
 # --- reads ----------------------------------------------------------------------------------------
 
 
+def test_commit_diff(api, alice, setup, users):
+    project, work = setup
+    first = work.commit("first", {"a.txt": "one\ntwo\n", "old.txt": "gone soon\n"})
+    second = work.commit("second", {"a.txt": "one\nTWO\n", "new.txt": "hi\n"}, remove=("old.txt",))
+    work.push()
+    body = api.as_(alice).get(f"/projects/{project.id}/repository/commits/{second}/diff").json()
+    by_path = {d["new_path"]: d for d in body}
+    assert set(by_path) == {"a.txt", "new.txt", "old.txt"}
+    assert by_path["a.txt"] == {
+        "old_path": "a.txt", "new_path": "a.txt", "a_mode": "100644", "b_mode": "100644",
+        "diff": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n",
+        "new_file": False, "renamed_file": False, "deleted_file": False,
+    }  # fmt: skip
+    assert by_path["new.txt"]["new_file"] is True and by_path["new.txt"]["a_mode"] == "0"
+    assert by_path["old.txt"]["deleted_file"] is True and by_path["old.txt"]["diff"].startswith("--- a/old.txt\n+++ /dev/null")
+    root = api.as_(alice).get(f"/projects/{project.id}/repository/commits/{first}/diff").json()
+    assert sorted(d["new_path"] for d in root) == ["a.txt", "old.txt"] and all(d["new_file"] for d in root)
+    missing = api.as_(alice).get(f"/projects/{project.id}/repository/commits/{'f' * 40}/diff")
+    assert missing.status_code == 404 and missing.json() == {"message": "404 Commit Not Found"}
+    assert api.as_(users.create("out")).get(f"/projects/{project.id}/repository/commits/{second}/diff").status_code == 404
+
+
+def test_compare(api, alice, setup):
+    project, work = setup
+    base = work.commit("base", {"a.txt": "one\n"})
+    work.push()
+    work.git("checkout", "-q", "-b", "feature")
+    one = work.commit("feature one", {"b.txt": "b\n"})
+    two = work.commit("feature two", {"a.txt": "one\nmore\n"})
+    work.push("feature")
+    work.git("checkout", "-q", "master")
+    work.commit("master moves on", {"c.txt": "c\n"})
+    work.push()
+    url = f"/projects/{project.id}/repository/compare"
+    body = api.as_(alice).get(url, params={"from": "master", "to": "feature"}).json()
+    assert [c["id"] for c in body["commits"]] == [one, two]  # oldest first
+    assert body["commit"]["id"] == two and body["compare_same_ref"] is False and body["compare_timeout"] is False
+    # From the merge base: master's own later commit is not part of the diff.
+    assert sorted(d["new_path"] for d in body["diffs"]) == ["a.txt", "b.txt"]
+    same = api.as_(alice).get(url, params={"from": "master", "to": "master"}).json()
+    assert same == {"commit": None, "commits": [], "diffs": [], "compare_timeout": False, "compare_same_ref": True}
+    assert api.as_(alice).get(url, params={"from": base, "to": "nope"}).status_code == 404
+    assert api.as_(alice).get(url, params={"from": "master"}).json() == {"message": '400 (Bad request) "to" not given'}
+
+
 def test_commits_list_and_single(api, alice, setup):
     project, work = setup
     first = work.commit("first line\n\nbody text")

@@ -35,6 +35,31 @@ def repo_commit_detail(info) -> dict:
     }
 
 
+def repo_diff(found) -> dict:
+    """RepoDiff (reference 10): FOUND is git.repo.FileDiff."""
+    return {
+        "old_path": found.old_path,
+        "new_path": found.new_path,
+        "a_mode": found.a_mode,
+        "b_mode": found.b_mode,
+        "diff": found.diff,
+        "new_file": found.new_file,
+        "renamed_file": found.renamed_file,
+        "deleted_file": found.deleted_file,
+    }
+
+
+def comparison(found, same_ref: bool) -> dict:
+    """GitLab's Compare entity: FOUND is git.repo.Comparison."""
+    return {
+        "commit": repo_commit(found.head) if found.commits else None,
+        "commits": [repo_commit(info) for info in found.commits],
+        "diffs": [repo_diff(diff) for diff in found.diffs],
+        "compare_timeout": False,
+        "compare_same_ref": same_ref,
+    }
+
+
 def branch_commit(info) -> dict:
     return {
         "id": info.id,

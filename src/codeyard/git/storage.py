@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pygit2
 
-from ..db.models.projects import INITIAL_BRANCH
-
+INITIAL_BRANCH = "master"  # what the HEAD of a new repository names
 DEFAULT_HEAD = "refs/heads/" + INITIAL_BRANCH
 
 

@@ -50,6 +50,16 @@ def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
         return repo.commit(path_of(rt, project), sha)
 
 
+def commit_diff(rt, project: Project, sha: str) -> list[repo.FileDiff]:
+    with reading(project, "Commit"):
+        return repo.commit_diff(path_of(rt, project), sha)
+
+
+def compare(rt, project: Project, base: str, head: str) -> repo.Comparison:
+    with reading(project, "Commit"):
+        return repo.compare(path_of(rt, project), base, head)
+
+
 def tree(rt, project: Project, ref: str | None, subpath: str) -> list[repo.TreeEntry]:
     with reading(project, "Tree"):
         return repo.tree(path_of(rt, project), ref or default_ref(project), subpath)

@@ -1,4 +1,4 @@
-"""Repository reads: commits, a commit, the tree, files and blobs at a ref."""
+"""Repository reads: commits, a commit and its diff, comparisons, the tree, files and blobs at a ref."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import base64
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from ...entities.commits import repo_commit, repo_commit_detail
+from ...entities.commits import comparison, repo_commit, repo_commit_detail, repo_diff
 from ...policies import projects as policy
 from ...services import repository
 from .. import paging
@@ -40,6 +40,27 @@ async def list_commits(ctx: Ctx):
 @API.get(REPOSITORY + "/commits/:sha", guards=READ, summary="A commit")
 def get_commit(ctx: Ctx):
     return repo_commit_detail(repository.commit(ctx.rt, ctx.project, ctx.path_params["sha"]))
+
+
+@API.get(REPOSITORY + "/commits/:sha/diff", guards=READ, summary="What a commit changed against its first parent")
+async def get_commit_diff(ctx: Ctx):
+    project = ctx.project
+    ctx.commit()  # diffing runs outside the event loop: end the read transaction first
+    found = await run_in_threadpool(repository.commit_diff, ctx.rt, project, ctx.path_params["sha"])
+    return [repo_diff(diff) for diff in found]
+
+
+@API.get(
+    REPOSITORY + "/compare",
+    guards=READ,
+    params=(Str("from", required=True), Str("to", required=True)),
+    summary="Commits and diff from one ref to another (from the merge base, like `git diff from...to`)",
+)
+async def compare_refs(ctx: Ctx):
+    project, base, head = ctx.project, ctx.args["from"], ctx.args["to"]
+    ctx.commit()
+    found = await run_in_threadpool(repository.compare, ctx.rt, project, base, head)
+    return comparison(found, same_ref=base == head)
 
 
 @API.get(

@@ -7,6 +7,7 @@ import datetime as dt
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from ...git.storage import INITIAL_BRANCH
 from .base import Base, JsonList, UtcDateTime, utcnow
 from .users import NO_ID_REUSE, Namespace, User
 
@@ -15,8 +16,6 @@ GUEST, REPORTER, DEVELOPER, MASTER, OWNER = 10, 20, 30, 40, 50
 PRIVATE, INTERNAL, PUBLIC = 0, 10, 20
 NOTIFY_GLOBAL = 3
 
-
-INITIAL_BRANCH = "master"  # what the HEAD of a new repository names (git/storage.py)
 
 class Project(Base):
     __tablename__ = "projects"
