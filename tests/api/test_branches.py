@@ -175,3 +175,4 @@ def test_python_gitlab_branches(live, alice, hosted):
     assert all({"diff", "new_path", "old_path"} <= set(d) for d in commit.diff())
     compared = remote.repository_compare("master", "feature/x/y")
     assert compared["compare_same_ref"] is False and isinstance(compared["diffs"], list)
+    assert remote.repository_archive(sha="master")[:2] == b"\x1f\x8b"  # a gzip stream

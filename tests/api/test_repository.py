@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import base64
+import io
+import tarfile
+import zipfile
 
 import pytest
 
@@ -79,6 +82,28 @@ def test_compare(api, alice, setup):
     assert same == {"commit": None, "commits": [], "diffs": [], "compare_timeout": False, "compare_same_ref": True}
     assert api.as_(alice).get(url, params={"from": base, "to": "nope"}).status_code == 404
     assert api.as_(alice).get(url, params={"from": "master"}).json() == {"message": '400 (Bad request) "to" not given'}
+
+
+def test_archive(api, alice, setup, users):
+    project, work = setup
+    url = f"/projects/{project.id}/repository/archive"
+    assert api.as_(alice).get(url).json() == {"message": "404 Repository Not Found"}  # nothing pushed yet
+    first = work.commit("first", {"README.md": "hello\n", "src/main.py": "print(1)\n"})
+    second = work.commit("second", {"README.md": "hello again\n"})
+    work.push()
+    response = api.as_(alice).get(url)
+    assert response.status_code == 200 and response.headers["content-type"] == "application/x-gzip"
+    assert response.headers["content-disposition"] == f'attachment; filename="demo-{second}.tar.gz"'
+    with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as archive:
+        assert sorted(archive.getnames()) == [f"demo-{second}", f"demo-{second}/README.md", f"demo-{second}/src",
+                                              f"demo-{second}/src/main.py"]  # fmt: skip
+        assert archive.extractfile(f"demo-{second}/README.md").read() == b"hello again\n"
+    zipped = api.as_(alice).get(url, params={"sha": first[:8], "format": "zip"})
+    with zipfile.ZipFile(io.BytesIO(zipped.content)) as archive:
+        assert archive.read(f"demo-{first}/README.md") == b"hello\n"
+    assert api.as_(alice).get(url, params={"sha": "nope"}).json() == {"message": "404 Commit Not Found"}
+    assert api.as_(alice).get(url, params={"format": "rar"}).status_code == 400
+    assert api.as_(users.create("out")).get(url).status_code == 404
 
 
 def test_commits_list_and_single(api, alice, setup):

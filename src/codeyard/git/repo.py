@@ -87,6 +87,11 @@ def resolve(repository: pygit2.Repository, name: str) -> pygit2.Commit:
     return commit
 
 
+def commit_id(path: Path, name: str) -> str:
+    """The full SHA of the commit NAME points at."""
+    return str(resolve(open_repository(path), name).id)
+
+
 def branches(path: Path, offset: int = 0, limit: int | None = None) -> tuple[int, list[tuple[str, CommitInfo]]]:
     """(number of branches, (name, tip commit) of those in the window), sorted by name; only the
     window's commits are read."""

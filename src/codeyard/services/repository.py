@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
+from pathlib import Path
 
 from ..db.models import Project
 from ..errors import NotFound, RepositoryUnavailable
@@ -48,6 +49,13 @@ def commits(rt, project: Project, ref: str | None, offset: int, limit: int) -> t
 def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
     with reading(project, "Commit"):
         return repo.commit(path_of(rt, project), sha)
+
+
+def archive_source(rt, project: Project, ref: str | None) -> tuple[Path, str]:
+    """(repository path, commit SHA) to archive: REF, or the default branch's tip."""
+    path = path_of(rt, project)
+    with reading(project, "Commit" if ref else "Repository"):
+        return path, repo.commit_id(path, ref or default_ref(project))
 
 
 def commit_diff(rt, project: Project, sha: str) -> list[repo.FileDiff]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import logging
 
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from ...entities.commits import comparison, repo_commit, repo_commit_detail, repo_diff
 from ...policies import projects as policy
@@ -13,9 +15,10 @@ from ...services import repository
 from .. import paging
 from ..context import Ctx
 from ..guards import project_guard
-from ..params import Str
+from ..params import Choice, Str
 from ..registry import API
 
+log = logging.getLogger("codeyard.repository")
 READ = (project_guard(policy.DOWNLOAD_CODE),)
 REPOSITORY = "/projects/:id/repository"
 
@@ -94,6 +97,49 @@ def get_file(ctx: Ctx):
         "commit_id": found.commit_id,
         "last_commit_id": last,
     }
+
+
+# format parameter -> (git archive --format, file extension, Content-Type)
+ARCHIVE_FORMATS = {
+    "tar.gz": ("tar.gz", "tar.gz", "application/x-gzip"),
+    "tgz": ("tgz", "tar.gz", "application/x-gzip"),
+    "tar": ("tar", "tar", "application/x-tar"),
+    "zip": ("zip", "zip", "application/zip"),
+}
+
+
+@API.get(
+    REPOSITORY + "/archive",
+    guards=READ,
+    params=(Str("sha", doc="Commit, branch or tag (default: the default branch)"), Choice("format", tuple(ARCHIVE_FORMATS))),
+    summary="An archive of the repository at a commit, streamed from `git archive`",
+)
+def get_archive(ctx: Ctx):
+    path, sha = repository.archive_source(ctx.rt, ctx.project, ctx.args.get("sha"))
+    git_format, extension, media_type = ARCHIVE_FORMATS[ctx.args.get("format", "tar.gz")]
+    name = f"{ctx.project.path}-{sha}"
+    return StreamingResponse(
+        _git_archive(path, git_format, name, sha),
+        media_type=media_type,
+        headers={"content-disposition": f'attachment; filename="{name}.{extension}"'},
+    )
+
+
+async def _git_archive(path, git_format: str, prefix: str, sha: str):
+    """The archive's bytes as git writes them; git is stopped if the client goes away."""
+    process = await asyncio.create_subprocess_exec(
+        "git", "--git-dir", str(path), "archive", f"--format={git_format}", f"--prefix={prefix}/", sha,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        while chunk := await process.stdout.read(64 * 1024):
+            yield chunk
+        if await process.wait() != 0:
+            log.error("git archive of %s at %s failed (exit %s)", path, sha, process.returncode)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 def _raw(content: bytes) -> Response:
