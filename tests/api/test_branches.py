@@ -176,3 +176,8 @@ def test_python_gitlab_branches(live, alice, hosted):
     compared = remote.repository_compare("master", "feature/x/y")
     assert compared["compare_same_ref"] is False and isinstance(compared["diffs"], list)
     assert remote.repository_archive(sha="master")[:2] == b"\x1f\x8b"  # a gzip stream
+    created = remote.files.create({"file_path": "client.txt", "branch_name": "master", "content": "from the client",
+                                   "commit_message": "client commit"})  # fmt: skip
+    assert created.file_path == "client.txt"
+    assert remote.files.get(file_path="client.txt", ref="master").decode() == b"from the client"
+    assert remote.commits.list()[0].title == "client commit"  # (1.4's v3 files.delete cannot build its URL)

@@ -106,6 +106,62 @@ def test_archive(api, alice, setup, users):
     assert api.as_(users.create("out")).get(url).status_code == 404
 
 
+def test_files_create_update_delete(api, alice, setup):
+    project, _ = setup
+    url = f"/projects/{project.id}/repository/files"
+    change = {"file_path": "docs/readme.md", "branch_name": "master", "content": "hello\n", "commit_message": "add readme"}
+    # An empty repository gets its first commit, and master becomes the default branch.
+    created = api.as_(alice).post(url, json=change)
+    assert created.status_code == 201 and created.json() == {"file_path": "docs/readme.md", "branch_name": "master"}
+    read = api.as_(alice).get(url, params={"file_path": "docs/readme.md", "ref": "master"}).json()
+    assert base64.b64decode(read["content"]) == b"hello\n"
+    commits = api.as_(alice).get(f"/projects/{project.id}/repository/commits").json()
+    assert [c["title"] for c in commits] == ["add readme"] and commits[0]["author_email"] == "alice@example.com"
+    assert api.as_(alice).get(f"/projects/{project.id}").json()["default_branch"] == "master"
+    events = api.as_(alice).get(f"/projects/{project.id}/events").json()
+    assert events[0]["action_name"] == "pushed new" and events[0]["data"]["after"] == commits[0]["id"]
+    again = api.as_(alice).post(url, json=change)
+    assert again.status_code == 400 and "already exists" in again.json()["message"]
+
+    encoded = {**change, "content": base64.b64encode(b"\x00binary").decode(), "encoding": "base64", "commit_message": "edit"}
+    assert api.as_(alice).put(url, json=encoded).json() == {"file_path": "docs/readme.md", "branch_name": "master"}
+    assert api.as_(alice).get(f"/projects/{project.id}/repository/blobs/master", params={"filepath": "docs/readme.md"}).content == b"\x00binary"
+    assert api.as_(alice).put(url, json={**change, "file_path": "nope.txt"}).status_code == 400
+    assert api.as_(alice).put(url, json={**change, "encoding": "base64", "content": "***"}).status_code == 400
+
+    removal = {"file_path": "docs/readme.md", "branch_name": "master", "commit_message": "remove"}
+    assert api.as_(alice).delete(url, json=removal).status_code == 200
+    assert api.as_(alice).get(url, params={"file_path": "docs/readme.md", "ref": "master"}).status_code == 404
+    assert api.as_(alice).delete(url, json=removal).status_code == 400
+    history = [c["title"] for c in api.as_(alice).get(f"/projects/{project.id}/repository/commits").json()]
+    assert history == ["remove", "edit", "add readme"]
+
+    for bad in ("../x", "a/../../x", ".git/config", "/"):
+        response = api.as_(alice).post(url, json={**change, "file_path": bad})
+        assert response.status_code == 400, bad
+    assert api.as_(alice).post(url, json={**change, "branch_name": "nope"}).json() == {"message": "404 Branch Not Found"}
+    assert api.as_(alice).post(url, json={k: v for k, v in change.items() if k != "content"}).status_code == 400
+
+
+def test_files_follow_push_rules(api, alice, setup, users, projects):
+    project, work = setup
+    work.commit("first", {"a.txt": "a\n"})
+    work.push()
+    url = f"/projects/{project.id}/repository/files"
+    change = {"file_path": "b.txt", "branch_name": "master", "content": "b\n", "commit_message": "b"}
+    dev, reporter = users.create("dev"), users.create("reporter")
+    projects.add_member(project, dev, 30)
+    projects.add_member(project, reporter, 20)
+    assert api.as_(reporter).post(url, json=change).status_code == 403
+    assert api.as_(users.create("out")).post(url, json=change).status_code == 404
+    api.as_(alice).put(f"/projects/{project.id}/repository/branches/master/protect")
+    refused = api.as_(dev).post(url, json=change)
+    assert refused.status_code == 403 and "protected branches" in refused.json()["message"]
+    assert api.as_(alice).post(url, json=change).status_code == 201  # the owner may push to it
+    assert work.git("ls-remote", "origin", "master").split()[0] == api.as_(alice).get(
+        f"/projects/{project.id}/repository/commits").json()[0]["id"]
+
+
 def test_commits_list_and_single(api, alice, setup):
     project, work = setup
     first = work.commit("first line\n\nbody text")

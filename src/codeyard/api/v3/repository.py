@@ -1,4 +1,5 @@
-"""Repository reads: commits, a commit and its diff, comparisons, the tree, files and blobs at a ref."""
+"""The repository through the API: commits, diffs, comparisons, the tree, files and blobs at a ref,
+archives, and commits of one file change."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
 from ...entities.commits import comparison, repo_commit, repo_commit_detail, repo_diff
+from ...errors import Invalid
 from ...policies import projects as policy
-from ...services import repository
+from ...services import files, repository
 from .. import paging
 from ..context import Ctx
 from ..guards import project_guard
@@ -20,6 +22,7 @@ from ..registry import API
 
 log = logging.getLogger("codeyard.repository")
 READ = (project_guard(policy.DOWNLOAD_CODE),)
+PUSH = (project_guard(policy.DOWNLOAD_CODE, policy.PUSH_CODE),)
 REPOSITORY = "/projects/:id/repository"
 
 
@@ -140,6 +143,49 @@ async def _git_archive(path, git_format: str, prefix: str, sha: str):
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+def _file_params(with_content: bool) -> tuple:
+    params = (
+        Str("file_path", required=True, max_length=4096),
+        Str("branch_name", required=True, max_length=255),
+        Str("commit_message", required=True, max_length=100_000),
+    )
+    if not with_content:
+        return params
+    return (*params, Str("content", required=True), Choice("encoding", ("text", "base64")))
+
+
+def _change_file(ctx: Ctx, action: str) -> dict:
+    file_path = ctx.args["file_path"].strip("/")
+    if not file_path or any(part in ("", ".", "..", ".git") for part in file_path.split("/")):
+        raise Invalid.field("file_path", "is invalid")
+    content = None
+    if action != files.DELETE:
+        text = ctx.args["content"]
+        try:
+            content = base64.b64decode(text, validate=True) if ctx.args.get("encoding") == "base64" else text.encode()
+        except ValueError:
+            raise Invalid.field("content", "is not valid base64") from None
+    branch = ctx.args["branch_name"]
+    files.change(ctx.session, ctx.rt, ctx.project, ctx.actor, ctx.access, action, branch, file_path, content,
+                 ctx.args["commit_message"])  # fmt: skip
+    return {"file_path": file_path, "branch_name": branch}
+
+
+@API.post(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), summary="Commit a new file to a branch")
+def create_file(ctx: Ctx):
+    return _change_file(ctx, files.CREATE)
+
+
+@API.put(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), summary="Commit a change of a file to a branch")
+def update_file(ctx: Ctx):
+    return _change_file(ctx, files.UPDATE)
+
+
+@API.delete(REPOSITORY + "/files", guards=PUSH, params=_file_params(False), summary="Commit the removal of a file")
+def delete_file(ctx: Ctx):
+    return _change_file(ctx, files.DELETE)
 
 
 def _raw(content: bytes) -> Response:
