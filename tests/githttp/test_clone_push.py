@@ -370,6 +370,30 @@ def test_renamed_project_clones_at_its_new_path(git, live, api, alice, projects)
     assert old.returncode != 0
 
 
+def test_transferred_project_clones_in_its_group(git, live, api, alice, users, projects, admin):
+    project = projects.create(alice, name="demo")
+    _, sha = push_master(git, live, project, alice)
+    team = projects.group(alice, "team")
+    assert api.as_(alice).post(f"/groups/{team.id}/projects/{project.id}").status_code == 403  # admins only
+    response = api.as_(admin).post(f"/groups/{team.id}/projects/{project.id}")
+    assert response.status_code == 201 and response.json()["path"] == "team"
+    body = api.as_(alice).get(f"/projects/{project.id}").json()
+    assert body["path_with_namespace"] == "team/demo" and body["http_url_to_repo"].endswith("/team/demo.git")
+    git.clone(f"http://alice:{alice.token}@{live.base_url[7:]}/team/demo.git", "moved")
+    assert git.run("rev-parse", "HEAD", cwd=git.root / "moved").stdout.strip() == sha
+    assert git.clone(f"http://alice:{alice.token}@{live.base_url[7:]}/alice/demo.git", "old", check=False).returncode != 0
+    # Refusals: a taken path in the group, a project more visible than the group, unknown ids.
+    projects.create(alice, name="other")
+    projects.create(alice, group=team, name="other")
+    other = api.as_(alice).get("/projects/alice%2Fother").json()
+    taken = api.as_(admin).post(f"/groups/{team.id}/projects/{other['id']}")
+    assert taken.status_code == 400 and "name" in taken.json()["message"]
+    public = projects.create(alice, name="public", visibility=20)
+    assert api.as_(admin).post(f"/groups/{team.id}/projects/{public.id}").status_code == 400
+    assert api.as_(admin).post(f"/groups/{team.id}/projects/999999").json() == {"message": "404 Project Not Found"}
+    assert api.as_(admin).post(f"/groups/999999/projects/{public.id}").status_code == 404
+
+
 def test_fork_is_independent_of_its_source(git, live, api, alice, users, projects):
     bob = users.create("bob")
     source = projects.create(alice, name="demo", visibility=20)

@@ -176,6 +176,20 @@ def check_visibility(settings, actor, level: int, namespace: Namespace) -> None:
         raise Invalid({"visibility_level": [f"{level_name} is not allowed in a {group_level} group."]})
 
 
+def transfer(session: Session, actor, project: Project, namespace: Namespace) -> Project:
+    """Move PROJECT into NAMESPACE. Its repository is stored by id, so nothing moves on disk and it
+    clones at the new path at once. 400 with the field map when the name or path is taken there or
+    the project is more visible than the group allows."""
+    if project.namespace_id == namespace.id:
+        return project
+    check_visibility(settings_service.load(session), actor, project.visibility_level, namespace)
+    if taken := taken_fields(session, namespace.id, project.name, project.path):
+        raise Invalid(taken)
+    project.namespace = namespace
+    session.flush()
+    return project
+
+
 def requested_visibility(attrs: dict[str, Any]) -> int | None:
     """`visibility_level` if given, else 20/0 from `public`, else None."""
     if attrs.get("visibility_level") is not None:

@@ -11,7 +11,7 @@ from ...policies.projects import ACCESS_LEVELS, VISIBILITY_LEVELS
 from ...services import groups, projects
 from .. import paging
 from ..context import Ctx
-from ..guards import group_guard
+from ..guards import group_guard, load_project
 from ..params import Choice, Id, Str
 from ..registry import API
 from .projects import LIST_PARAMS, listing, render
@@ -53,6 +53,13 @@ def get_group(ctx: Ctx):
 def list_group_projects(ctx: Ctx):
     ids = projects.visible(ctx.actor).where(projects.Project.namespace_id == ctx.group.id)
     return listing(ctx, ids, permissions=False)
+
+
+@API.post("/groups/:id/projects/:project_id", admin=True, guards=READ, summary="Move a project into the group (admin)")
+def transfer_project(ctx: Ctx):
+    project, _ = load_project(ctx, "project_id")
+    projects.transfer(ctx.session, ctx.actor, project, ctx.group)
+    return group_entity(ctx.group, ctx.view)
 
 
 @API.put(
