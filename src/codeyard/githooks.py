@@ -19,7 +19,8 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from .policies.branches import HEADS, ZERO_SHA, refusal
+from .git.refs import HEADS, ZERO_SHA
+from .policies.branches import refusal
 from .policies.projects import Access
 
 

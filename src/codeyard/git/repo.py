@@ -15,9 +15,7 @@ from pathlib import Path
 
 import pygit2
 
-HEADS = "refs/heads/"
-TAGS = "refs/tags/"
-ZERO_SHA = "0" * 40
+from .refs import HEADS, TAGS, ZERO_SHA
 
 
 class RepositoryUnavailable(Exception):

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pygit2
 
-INITIAL_BRANCH = "master"  # what the HEAD of a new repository names
-DEFAULT_HEAD = "refs/heads/" + INITIAL_BRANCH
+from .refs import HEADS, INITIAL_BRANCH
+
+DEFAULT_HEAD = HEADS + INITIAL_BRANCH
 
 
 def repository_path(repositories_dir: Path, project_id: int) -> Path:

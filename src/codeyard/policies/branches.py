@@ -9,11 +9,8 @@ applies to branch creation and deletion (GitLab 8.6's Gitlab::GitAccess).
 
 from __future__ import annotations
 
+from ..git.refs import TAGS, ZERO_SHA
 from .projects import ADMIN_PROJECT, PUSH_CODE, PUSH_PROTECTED, Access
-
-ZERO_SHA = "0" * 40
-HEADS = "refs/heads/"
-TAGS = "refs/tags/"
 
 NO_PUSH = "You are not allowed to push code to this project."
 NO_PROTECTED_PUSH = "You are not allowed to push code to protected branches on this project."

@@ -13,10 +13,9 @@ from sqlalchemy.orm import Session
 from ..db.models import Project, ProtectedBranch
 from ..errors import BadRequest, CodeyardError, NotFound
 from ..git import repo
+from ..git.refs import HEADS, ZERO_SHA
 from . import pushes
 from .repository import path_of, reading
-
-ZERO_SHA = "0" * 40
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,7 @@ def create(session: Session, rt, project: Project, user, name: str, ref: str) ->
         raise BadRequest("Invalid reference name") from None
     except FileExistsError:
         raise BadRequest("Branch already exists") from None
-    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(pushes.HEADS + name, ZERO_SHA, info.id)])
+    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(HEADS + name, ZERO_SHA, info.id)])
     return Branch(name, info, protections(session, project).get(name))
 
 
@@ -105,4 +104,4 @@ def delete(session: Session, rt, project: Project, user, name: str) -> None:
     if name in protections(session, project):
         raise BranchError(405, "Protected branch cant be removed")
     sha = repo.delete_branch(path, name)
-    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(pushes.HEADS + name, sha, ZERO_SHA)])
+    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(HEADS + name, sha, ZERO_SHA)])

@@ -7,9 +7,9 @@ from sqlalchemy.orm import Session, joinedload
 
 from ..db.models import Event, Project, User, utcnow
 from ..db.queries import counted_page
+from ..git.refs import ZERO_SHA
 
 CREATED, UPDATED, CLOSED, REOPENED, PUSHED, COMMENTED, MERGED, JOINED, LEFT, DESTROYED = range(1, 11)
-ZERO_SHA = "0" * 40
 _NAMES = {CLOSED: "closed", MERGED: "accepted", JOINED: "joined", LEFT: "left", DESTROYED: "destroyed", COMMENTED: "commented on"}
 
 

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from ..db.models import Project
 from ..errors import BadRequest, Forbidden
 from ..git import repo
+from ..git.refs import HEADS
 from ..policies import branches as branch_policy
 from ..policies.projects import Access
 from . import pushes
@@ -30,7 +31,7 @@ def change(session: Session, rt, project: Project, user, access: Access, action:
     """Commit ACTION of FILE_PATH on BRANCH as USER; 403 where a push of it would be refused."""
     # A fast-forward update of an existing or new branch: the old and new SHAs do not decide it.
     refusal = branch_policy.refusal(
-        access, pushes.HEADS + branch, "", "", protections(session, project).get(branch), forced=False
+        access, HEADS + branch, "", "", protections(session, project).get(branch), forced=False
     )
     if refusal is not None:
         raise Forbidden(refusal)
@@ -44,4 +45,4 @@ def change(session: Session, rt, project: Project, user, access: Access, action:
         raise BadRequest(CONFLICTS[action]) from None
     except repo.RefMoved:
         raise BadRequest(f"The branch {branch} changed while the commit was written; try again") from None
-    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(pushes.HEADS + branch, old, new)])
+    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(HEADS + branch, old, new)])

@@ -25,12 +25,10 @@ from ..db.models import Project, ProtectedBranch
 from ..entities import pushes as entities
 from ..entities.common import View
 from ..git import repo, storage
+from ..git.refs import HEADS, TAGS, ZERO_SHA
 from . import events
 from . import settings as settings_service
 
-ZERO_SHA = "0" * 40
-HEADS = "refs/heads/"
-TAGS = "refs/tags/"
 MAX_COMMITS = 20
 COUNT_BOUND = 100_000
 

@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from ...git.storage import INITIAL_BRANCH
+from ...git.refs import INITIAL_BRANCH
 from .base import Base, JsonList, UtcDateTime, utcnow
 from .users import NO_ID_REUSE, Namespace, User
 
