@@ -8,12 +8,12 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, joinedload
 
-from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, is_id, parse_id, utcnow
+from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, is_id, parse_id, utcnow
 from ..db.queries import counted_page, matches_text
 from ..errors import Conflict, Forbidden, Invalid, NotFound, RecordNotFound
 from ..policies import groups as group_policy
 from . import access as access_service
-from . import members, projects
+from . import members, projects, users
 from . import settings as settings_service
 from .naming import format_errors
 from .users import namespace_path_errors, namespace_path_taken
@@ -110,7 +110,7 @@ def readable_projects(session: Session, user, group: Namespace) -> list[Project]
         session.scalars(
             select(Project)
             .where(Project.namespace_id == group.id, Project.id.in_(ids))
-            .options(joinedload(Project.namespace).joinedload(Namespace.owner))
+            .options(projects.OWNER_FOR_ENTITY)
             .order_by(Project.id)
         ).unique()
     )
@@ -196,7 +196,7 @@ def get_member(session: Session, group: Namespace, user_id: int) -> GroupMember:
 def add_member(session: Session, actor, group: Namespace, user_id: int, level: int) -> GroupMember:
     if find_member(session, group, user_id) is not None:
         raise Conflict("Already exists")
-    user = session.get(User, user_id) if is_id(user_id) else None
+    user = users.find(session, user_id)
     if user is None:
         raise NotFound("User")
     member = GroupMember(namespace_id=group.id, user_id=user_id, access_level=level, created_by_id=actor.id, user=user)

@@ -19,7 +19,7 @@ from ..db.models import Project, ProjectMember, User, is_id
 from ..db.queries import counted_page, matches_text
 from ..errors import Forbidden, NotFound, RecordNotFound
 from ..policies import projects as policy
-from . import events
+from . import events, users
 
 OWNER_REMOVED = "the owner of a personal project cannot be removed"
 OWNER_DOWNGRADED = "the owner of a personal project must keep at least master access"
@@ -73,7 +73,7 @@ def add(session: Session, actor, project: Project, user_id: int, level: int) -> 
     existing = find(session, project, user_id)
     if existing is not None:
         return existing
-    user = session.get(User, user_id) if is_id(user_id) else None
+    user = users.find(session, user_id)
     if user is None:
         raise NotFound("User")
     _check_owner_level(project, user_id, level)

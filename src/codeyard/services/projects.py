@@ -85,8 +85,8 @@ def find_tombstone(session: Session, ident: str) -> Tombstone | None:
     query = select(Tombstone).where(Tombstone.kind == PROJECT_KIND)
     if "/" in ident:
         query = query.where(func.lower(Tombstone.label) == "/".join(ident.split("/", 2)[:2]).lower())
-    elif parse_id(ident) is not None:
-        query = query.where(Tombstone.object_id == parse_id(ident))
+    elif (number := parse_id(ident)) is not None:
+        query = query.where(Tombstone.object_id == number)
     else:
         return None
     return session.scalars(query.order_by(Tombstone.deleted_at.desc())).first()

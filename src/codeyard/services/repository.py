@@ -30,15 +30,11 @@ def reading(project: Project, missing: str):
         raise RepositoryUnavailable() from None
 
 
-def default_ref(project: Project) -> str:
-    return project.head_branch
-
-
 def commits(rt, project: Project, ref: str | None, offset: int, limit: int) -> tuple[int, list[repo.CommitInfo]]:
     """(total, one page) of the commits REF reaches, newest first; an empty repository has none."""
     path = path_of(rt, project)
-    ref = ref or default_ref(project)
-    if not repo.branch_names(path) and ref == default_ref(project):
+    ref = ref or project.head_branch
+    if not repo.branch_names(path) and ref == project.head_branch:
         with reading(project, "Repository"):
             repo.open_repository(path)
         return 0, []
@@ -55,7 +51,7 @@ def archive_source(rt, project: Project, ref: str | None) -> tuple[Path, str]:
     """(repository path, commit SHA) to archive: REF, or the default branch's tip."""
     path = path_of(rt, project)
     with reading(project, "Commit" if ref else "Repository"):
-        return path, repo.commit_id(path, ref or default_ref(project))
+        return path, repo.commit_id(path, ref or project.head_branch)
 
 
 def commit_diff(rt, project: Project, sha: str) -> list[repo.FileDiff]:
@@ -70,7 +66,7 @@ def compare(rt, project: Project, base: str, head: str) -> repo.Comparison:
 
 def tree(rt, project: Project, ref: str | None, subpath: str) -> list[repo.TreeEntry]:
     with reading(project, "Tree"):
-        return repo.tree(path_of(rt, project), ref or default_ref(project), subpath)
+        return repo.tree(path_of(rt, project), ref or project.head_branch, subpath)
 
 
 def file_at(rt, project: Project, ref: str, file_path: str) -> tuple[repo.FileAtRef, str | None]:

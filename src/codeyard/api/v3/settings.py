@@ -12,6 +12,11 @@ from ..registry import API
 LEVELS = settings.VISIBILITY_LEVELS
 DOMAIN = r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+"
 
+
+def domain_list(name: str, **options) -> StrList:
+    return StrList(name, item_pattern=DOMAIN, item_message="'{value}' is not a valid domain", **options)
+
+
 SETTINGS_PARAMS = (
     Int("default_projects_limit", minimum=0, doc="Projects a new user may create in their namespace"),
     Bool("signup_enabled"),
@@ -27,13 +32,8 @@ SETTINGS_PARAMS = (
     Choice("default_project_visibility", LEVELS),
     Choice("default_snippet_visibility", LEVELS),
     Choice("default_group_visibility", LEVELS),
-    StrList("restricted_signup_domains", item_pattern=DOMAIN, item_message="'{value}' is not a valid domain"),
-    StrList(
-        "domain_whitelist",
-        item_pattern=DOMAIN,
-        item_message="'{value}' is not a valid domain",
-        doc="GitLab 8.10's name of restricted_signup_domains; wins when that one is absent or unchanged",
-    ),
+    domain_list("restricted_signup_domains"),
+    domain_list("domain_whitelist", doc="GitLab 8.10's name of restricted_signup_domains; wins when that one is absent or unchanged"),
     Bool("user_oauth_applications"),
     Url("after_sign_out_path", nullable=True),
 )
