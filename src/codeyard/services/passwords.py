@@ -15,7 +15,7 @@ import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from sqlalchemy import bindparam, delete, insert, select
+from sqlalchemy import bindparam, delete, insert, select, update
 
 from ..db.engine import Database
 from ..db.models import PasswordFailure, utcnow
@@ -99,9 +99,9 @@ class PasswordThrottle:
             session.execute(insert(PasswordFailure).values(user_id=user_id, address=address, created_at=now))
 
     def forget_account(self, user_id: int) -> None:
-        """A successful sign-in clears the account's failures (its address's stay counted)."""
+        """A successful sign-in clears the account's count; the failures still count for their address."""
         if self._db.fast_first(self._any_by_user, {"key": user_id}) is None:
             return
         with self._db.transaction() as session:
-            session.execute(delete(PasswordFailure).where(PasswordFailure.user_id == user_id))
+            session.execute(update(PasswordFailure).where(PasswordFailure.user_id == user_id).values(user_id=None))
 
