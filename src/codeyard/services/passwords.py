@@ -14,6 +14,7 @@ import datetime as dt
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from sqlalchemy import bindparam, delete, insert, select, update
 
@@ -24,7 +25,10 @@ from .credentials import PasswordHasher
 
 
 class PasswordGate:
-    """argon2 hash and verify on WORKERS threads with at most QUEUE more waiting; 503 beyond."""
+    """argon2 hash and verify on WORKERS threads with at most QUEUE more waiting; 503 beyond.
+
+    A caller that has work to do before the check (lookups, the throttle) takes its `slot()` first,
+    so that a refused attempt costs no database round trip either."""
 
     def __init__(self, hasher: PasswordHasher, workers: int = 2, queue: int = 8):
         self._hasher = hasher
@@ -33,22 +37,28 @@ class PasswordGate:
         self._admitted = 0
         self._lock = threading.Lock()
 
-    async def verify(self, stored: str | None, password: str) -> bool:
-        return await self._run(self._hasher.verify, stored, password)
-
-    async def hash(self, password: str) -> str:
-        return await self._run(self._hasher.hash, password)
-
-    async def _run(self, function, *args):
+    @contextmanager
+    def slot(self):
         with self._lock:
             if self._admitted >= self._capacity:
                 raise Unavailable("too many password checks at once", headers={"retry-after": "1"})
             self._admitted += 1
         try:
-            return await asyncio.wrap_future(self._executor.submit(function, *args))
+            yield self
         finally:
             with self._lock:
                 self._admitted -= 1
+
+    async def verify_in_slot(self, stored: str | None, password: str) -> bool:
+        return await asyncio.wrap_future(self._executor.submit(self._hasher.verify, stored, password))
+
+    async def verify(self, stored: str | None, password: str) -> bool:
+        with self.slot():
+            return await self.verify_in_slot(stored, password)
+
+    async def hash(self, password: str) -> str:
+        with self.slot():
+            return await asyncio.wrap_future(self._executor.submit(self._hasher.hash, password))
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -49,20 +49,21 @@ def password_signin_enabled(db: Database) -> bool:
 
 async def check_password(rt, login: str, password: str, address: str):
     """The (id, password_digest, state) of the user LOGIN names when PASSWORD is theirs, whatever
-    their state. Raises Unauthorized (wrong password, unknown login, password sign-in disabled),
-    TooManyRequests (throttled, nothing checked) or Unavailable (the gate is full)."""
-    if not password_signin_enabled(rt.db):
-        raise Unauthorized()
-    candidate = login_candidate(rt.db, login)
-    user_id = candidate.id if candidate is not None else None
-    rt.password_throttle.check(user_id, address)
-    digest = candidate.password_digest if candidate is not None else None
-    if not await rt.password_gate.verify(digest, password):
-        log.warning("failed password attempt for login %r from %s", login, address)
-        rt.password_throttle.record_failure(user_id, address)
-        raise Unauthorized()
-    rt.password_throttle.forget_account(user_id)
-    return candidate
+    their state. Raises Unavailable (the gate is full), Unauthorized (password sign-in disabled, wrong
+    password, unknown login) or TooManyRequests (throttled: the password is not checked)."""
+    with rt.password_gate.slot():  # first: a refusal for load costs no database round trip
+        if not password_signin_enabled(rt.db):
+            raise Unauthorized()
+        candidate = login_candidate(rt.db, login)
+        user_id = candidate.id if candidate is not None else None
+        rt.password_throttle.check(user_id, address)
+        digest = candidate.password_digest if candidate is not None else None
+        if not await rt.password_gate.verify_in_slot(digest, password):
+            log.warning("failed password attempt for login %r from %s", login, address)
+            rt.password_throttle.record_failure(user_id, address)
+            raise Unauthorized()
+        rt.password_throttle.forget_account(user_id)
+        return candidate
 
 
 def session_lifetime(session: Session) -> dt.timedelta | None:
