@@ -267,8 +267,10 @@ ATTACK_SECONDS = 5
 @pytest.fixture
 def costly_server(rt, session_config, tmp_path):
     """A live server with argon2 at the production cost and a failure limit the attack never reaches,
-    so that every attempt reaches the gate."""
-    config = session_config.with_overrides(**PRODUCTION_HASH, password_failure_limit=1_000_000)
+    so that every attempt reaches the gate; it trusts X-Forwarded-For from the loopback proxy."""
+    config = session_config.with_overrides(
+        **PRODUCTION_HASH, password_failure_limit=1_000_000, forwarded_allow_ips="127.0.0.1"
+    )
     server = LiveServer(config, tmp_path)
     server.start()
     yield server
@@ -284,7 +286,9 @@ def peak_rss_mb(pid: int) -> float:
 
 def attack(client: httpx.Client, login: str, stop: threading.Event, statuses: list) -> None:
     while not stop.is_set():
-        response = client.post("/api/v3/session", json={"login": login, "password": WRONG})
+        response = client.post(
+            "/api/v3/session", json={"login": login, "password": WRONG}, headers={"X-Forwarded-For": "203.0.113.99"}
+        )
         statuses.append(response.status_code)
 
 
@@ -326,4 +330,16 @@ def test_concurrent_wrong_passwords_keep_memory_and_latency_bounded(costly_serve
     assert set(statuses) <= {401, 503} and 401 in statuses and 503 in statuses
     assert peak < 500
     assert max(latencies) < 1.0
-    assert WRONG not in costly_server.log()
+    log = costly_server.log()
+    assert "failed password attempt for login 'alice' from 203.0.113.99" in log  # the proxy's word is taken
+    assert WRONG not in log
+
+
+def test_forwarded_for_is_ignored_unless_the_proxy_is_trusted(live, rt):
+    response = live.http.post(
+        "/api/v3/session", json={"login": "probe", "password": WRONG}, headers={"X-Forwarded-For": "203.0.113.50"}
+    )
+    assert response.status_code == 401
+    with rt.db.session() as session:
+        assert session.scalars(select(PasswordFailure.address)).all() == ["127.0.0.1"]
+    assert "failed password attempt for login 'probe' from 127.0.0.1" in live.log()
