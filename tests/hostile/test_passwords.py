@@ -21,6 +21,7 @@ import pytest
 from sqlalchemy import func, select
 from starlette.testclient import TestClient
 
+from codeyard import config as config_module
 from codeyard.app import CodeyardApp, build_router
 from codeyard.db.models import PasswordFailure, Token, User
 from codeyard.errors import Unavailable
@@ -343,3 +344,22 @@ def test_forwarded_for_is_ignored_unless_the_proxy_is_trusted(live, rt):
     with rt.db.session() as session:
         assert session.scalars(select(PasswordFailure.address)).all() == ["127.0.0.1"]
     assert "failed password attempt for login 'probe' from 127.0.0.1" in live.log()
+
+
+def test_limits_come_from_the_environment(tmp_path):
+    env = {
+        "CODEYARD_DATA_DIR": str(tmp_path),
+        "CODEYARD_PASSWORD_WORKERS": "3",
+        "CODEYARD_PASSWORD_QUEUE": "5",
+        "CODEYARD_PASSWORD_FAILURE_LIMIT": "7",
+        "CODEYARD_PASSWORD_FAILURE_WINDOW": "120",
+        "CODEYARD_FORWARDED_ALLOW_IPS": "10.0.0.1",
+    }
+    config = config_module.load(env)
+    assert (config.password_workers, config.password_queue) == (3, 5)
+    assert (config.password_failure_limit, config.password_failure_window) == (7, 120)
+    assert config.forwarded_allow_ips == "10.0.0.1"
+    assert config_module.load(config_module.to_env(config)) == config
+    defaults = config_module.load({"CODEYARD_DATA_DIR": str(tmp_path)})
+    assert (defaults.password_workers, defaults.password_queue, defaults.password_failure_limit) == (2, 8, 10)
+    assert (defaults.password_failure_window, defaults.forwarded_allow_ips) == (60, "")
