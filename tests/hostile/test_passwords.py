@@ -137,6 +137,16 @@ def test_old_failures_are_pruned(app, rt, users):
         assert session.scalar(select(func.count()).select_from(PasswordFailure)) == 1
 
 
+def test_an_overlong_address_is_cut_to_the_column(app, rt, users):
+    users.create("alice")
+    address = "2001:db8::1%" + "x" * 200  # what a proxy might pass on as the client
+    for _ in range(LIMIT):
+        assert sign_in(app, address, "nobody", WRONG).status_code == 401
+    assert sign_in(app, address, "nobody", WRONG).status_code == 429
+    with rt.db.session() as session:
+        assert set(session.scalars(select(PasswordFailure.address))) == {address[:64]}
+
+
 def test_failed_attempts_are_logged_without_the_password(app, rt, users, caplog):
     users.create("alice")
     with caplog.at_level(logging.WARNING, logger="codeyard.signin"):

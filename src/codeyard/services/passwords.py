@@ -86,7 +86,7 @@ class PasswordThrottle:
     def check(self, user_id: int | None, address: str) -> None:
         """Raise TooManyRequests when the account or the address is over the limit."""
         now = utcnow()
-        waits = [self._wait(self._by_address, address, now)]
+        waits = [self._wait(self._by_address, _column(address), now)]
         if user_id is not None:
             waits.append(self._wait(self._by_user, user_id, now))
         longest = max(waits)
@@ -106,7 +106,7 @@ class PasswordThrottle:
         now = utcnow()
         with self._db.transaction() as session:
             session.execute(delete(PasswordFailure).where(PasswordFailure.created_at <= now - self.window))
-            session.execute(insert(PasswordFailure).values(user_id=user_id, address=address, created_at=now))
+            session.execute(insert(PasswordFailure).values(user_id=user_id, address=_column(address), created_at=now))
 
     def forget_account(self, user_id: int) -> None:
         """A successful sign-in clears the account's count; the failures still count for their address."""
@@ -115,3 +115,7 @@ class PasswordThrottle:
         with self._db.transaction() as session:
             session.execute(update(PasswordFailure).where(PasswordFailure.user_id == user_id).values(user_id=None))
 
+
+def _column(address: str) -> str:
+    """The address as stored: a proxy's X-Forwarded-For could name something longer than the column."""
+    return address[: PasswordFailure.__table__.c.address.type.length]

@@ -1,9 +1,9 @@
 """Signing in with a password: the check, and the tokens a successful sign-in issues.
 
-Every password check (POST /session, POST /oauth/token, git over HTTP) is `check_password`: the
-throttle first (no argon2 for an account or address over its failure limit), then argon2 through the
-gate (off the event loop, a bounded number at once), then a short write of the outcome. It holds no
-transaction across its awaits; `complete_sign_in` (a short write) follows.
+Every password check (POST /session, POST /oauth/token, git over HTTP) is `check_password`: a slot
+at the gate first (503 when full, before any lookup), then the throttle (429 for an account or address
+over its failure limit, without argon2), then argon2 on the gate's worker threads, then a short write
+of a failure. It holds no transaction across its awaits; `complete_sign_in` (a short write) follows.
 """
 
 from __future__ import annotations
