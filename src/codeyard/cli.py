@@ -51,7 +51,9 @@ def serve(host: str | None, port: int | None, data_dir: str | None, workers: int
         http="httptools",
         loop="uvloop",
         access_log=False,
-        proxy_headers=False,
+        # X-Forwarded-For names the client only when it comes from a configured proxy.
+        proxy_headers=bool(config.forwarded_allow_ips),
+        forwarded_allow_ips=config.forwarded_allow_ips or None,
         server_header=False,
         log_level=config.log_level,
         timeout_graceful_shutdown=10,

@@ -28,6 +28,14 @@ class Config:
     argon2_time_cost: int = 3
     argon2_memory_kib: int = 65536
     argon2_parallelism: int = 4
+    # Password checks: at most `password_workers` argon2 runs at once, `password_queue` waiting (503
+    # beyond); `password_failure_limit` failures per account or address within the window -> 429.
+    password_workers: int = 2
+    password_queue: int = 8
+    password_failure_limit: int = 10
+    password_failure_window: int = 60  # seconds
+    # Proxies whose X-Forwarded-For names the client (uvicorn's forwarded_allow_ips); empty: none.
+    forwarded_allow_ips: str = ""
     log_level: str = "info"
     secret_key: str | None = None  # CODEYARD_SECRET_KEY; else <data dir>/secret_key, created on first use
 
@@ -74,6 +82,11 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         argon2_time_cost=int(env.get("CODEYARD_ARGON2_TIME_COST", 3)),
         argon2_memory_kib=int(env.get("CODEYARD_ARGON2_MEMORY_KIB", 65536)),
         argon2_parallelism=int(env.get("CODEYARD_ARGON2_PARALLELISM", 4)),
+        password_workers=int(env.get("CODEYARD_PASSWORD_WORKERS", 2)),
+        password_queue=int(env.get("CODEYARD_PASSWORD_QUEUE", 8)),
+        password_failure_limit=int(env.get("CODEYARD_PASSWORD_FAILURE_LIMIT", 10)),
+        password_failure_window=int(env.get("CODEYARD_PASSWORD_FAILURE_WINDOW", 60)),
+        forwarded_allow_ips=env.get("CODEYARD_FORWARDED_ALLOW_IPS", ""),
         log_level=env.get("CODEYARD_LOG_LEVEL", "info"),
         secret_key=env.get("CODEYARD_SECRET_KEY") or None,
     )
@@ -91,6 +104,11 @@ def to_env(config: Config) -> dict[str, str]:
         "CODEYARD_ARGON2_TIME_COST": str(config.argon2_time_cost),
         "CODEYARD_ARGON2_MEMORY_KIB": str(config.argon2_memory_kib),
         "CODEYARD_ARGON2_PARALLELISM": str(config.argon2_parallelism),
+        "CODEYARD_PASSWORD_WORKERS": str(config.password_workers),
+        "CODEYARD_PASSWORD_QUEUE": str(config.password_queue),
+        "CODEYARD_PASSWORD_FAILURE_LIMIT": str(config.password_failure_limit),
+        "CODEYARD_PASSWORD_FAILURE_WINDOW": str(config.password_failure_window),
+        "CODEYARD_FORWARDED_ALLOW_IPS": config.forwarded_allow_ips,
         "CODEYARD_LOG_LEVEL": config.log_level,
     }
     if config.root_password:

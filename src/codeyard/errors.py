@@ -99,6 +99,11 @@ class Unprocessable(CodeyardError):
     default_message = "422 Unprocessable Entity"
 
 
+class TooManyRequests(CodeyardError):
+    status = 429
+    default_message = "429 Too Many Requests"
+
+
 class Unavailable(CodeyardError):
     status = 503
     default_message = "503 Service Unavailable"

@@ -1,4 +1,5 @@
-"""Everything one process shares between requests: configuration, database, hashing, caches."""
+"""Everything one process shares between requests: configuration, database, hashing (its gate and
+throttle), caches."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import secrets
 from .config import Config
 from .db.engine import Database
 from .services.credentials import PasswordHasher
+from .services.passwords import PasswordGate, PasswordThrottle
 from .services.settings import PresentationCache
 
 
@@ -20,10 +22,15 @@ class Runtime:
             memory_kib=config.argon2_memory_kib,
             parallelism=config.argon2_parallelism,
         )
+        self.password_gate = PasswordGate(self.passwords, config.password_workers, config.password_queue)
+        self.password_throttle = PasswordThrottle(
+            self.db, config.password_failure_limit, config.password_failure_window
+        )
         self.presentation = PresentationCache(self.db)
         self.secret_key = load_secret_key(config)
 
     def close(self) -> None:
+        self.password_gate.close()
         self.db.dispose()
 
 

@@ -56,6 +56,12 @@ class Ctx:
         return self.headers.get(name)
 
     @property
+    def client_address(self) -> str:
+        """The peer's address (a trusted proxy's X-Forwarded-For is applied by uvicorn beforehand)."""
+        client = self.scope.get("client")
+        return client[0] if client else "unknown"
+
+    @property
     def query_string(self) -> str:
         return self.scope.get("query_string", b"").decode("latin-1")
 

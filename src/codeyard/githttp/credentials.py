@@ -1,8 +1,10 @@
 """Who a git client is: HTTP Basic credentials.
 
 Accepted: `username:password`, `username:private token` (the token must be that user's) and
-`oauth2:<OAuth access token>`. Blocked users and expired tokens count as nobody. The password check
-(argon2) runs in a worker thread; the token lookups are the API's prepared statements.
+`oauth2:<OAuth access token>`. Blocked users and expired tokens count as nobody. Tokens are tried
+first and are neither gated nor throttled; a password goes through `signin.check_password` (refused
+when password sign-in is disabled, throttled, argon2 behind the gate). The token lookups are the
+API's prepared statements.
 """
 
 from __future__ import annotations
@@ -10,8 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from starlette.concurrency import run_in_threadpool
-
+from ..errors import Unauthorized
 from ..services import credentials, identity, signin
 
 
@@ -35,7 +36,7 @@ def parse_basic(header: str | None) -> tuple[str, str] | None:
     return username, secret
 
 
-async def user_for(rt, header: str | None):
+async def user_for(rt, header: str | None, address: str):
     """The active user the Authorization header names, None when it names nobody or a blocked user
     (both anonymous). Raises BadCredentials when credentials are present but do not fit."""
     parsed = parse_basic(header)
@@ -49,10 +50,11 @@ async def user_for(rt, header: str | None):
         if user is not None and user.username.lower() != username.lower():
             user = None
         if user is None:
-            candidate = signin.login_candidate(rt.db, username)
-            digest = candidate.password_digest if candidate is not None else None
-            if await run_in_threadpool(rt.passwords.verify, digest, secret):
-                user = identity.user_by_id(rt.db, candidate.id)
+            try:
+                candidate = await signin.check_password(rt, username, secret, address)
+            except Unauthorized:
+                raise BadCredentials() from None
+            user = identity.user_by_id(rt.db, candidate.id)
     if user is None:
         raise BadCredentials()
     return user if user.state == "active" else None

@@ -73,7 +73,7 @@ async def receive_pack(ctx: Ctx, receive, send):
 
 async def serve(ctx: Ctx, receive, send, service: str, suffix: str) -> None:
     try:
-        user = await user_for(ctx.rt, ctx.header("authorization"))
+        user = await user_for(ctx.rt, ctx.header("authorization"), ctx.client_address)
     except BadCredentials:
         raise GitUnauthorized() from None
     grant = authorize(ctx, user, service)

@@ -1,21 +1,26 @@
-"""Signing in with a password: the lookup, and the tokens a successful sign-in issues.
+"""Signing in with a password: the check, and the tokens a successful sign-in issues.
 
-The password check itself (argon2, tens of milliseconds) is the caller's to run off the event loop,
-between `login_candidate` (no transaction held) and `complete_sign_in` (a short write).
+Every password check (POST /session, POST /oauth/token, git over HTTP) is `check_password`: a slot
+at the gate first (503 when full, before any lookup), then the throttle (429 for an account or address
+over its failure limit, without argon2), then argon2 on the gate's worker threads, then a short write
+of a failure. It holds no transaction across its awaits; `complete_sign_in` (a short write) follows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.orm import Session
 
 from ..db.engine import Database
-from ..db.models import Token, User, utcnow
+from ..db.models import ApplicationSetting, Token, User, utcnow
 from ..errors import Unauthorized
 from . import credentials, users
 from . import settings as settings_service
+
+log = logging.getLogger("codeyard.signin")
 
 _users = User.__table__
 _BY_USERNAME = select(_users.c.id, _users.c.password_digest, _users.c.state).where(
@@ -30,6 +35,35 @@ def login_candidate(db: Database, login: str):
     """(id, password_digest, state) of the user LOGIN names (username, or e-mail when it holds an @)."""
     statement = _BY_EMAIL if "@" in login else _BY_USERNAME
     return db.fast_first(statement, {"login": login.lower()})
+
+
+_SIGNIN_ENABLED = select(ApplicationSetting.__table__.c.signin_enabled).where(
+    ApplicationSetting.__table__.c.id == settings_service.SETTINGS_ID
+)
+
+
+def password_signin_enabled(db: Database) -> bool:
+    row = db.fast_first(_SIGNIN_ENABLED, {})
+    return True if row is None else bool(row.signin_enabled)
+
+
+async def check_password(rt, login: str, password: str, address: str):
+    """The (id, password_digest, state) of the user LOGIN names when PASSWORD is theirs, whatever
+    their state. Raises Unavailable (the gate is full), Unauthorized (password sign-in disabled, wrong
+    password, unknown login) or TooManyRequests (throttled: the password is not checked)."""
+    with rt.password_gate.slot():  # first: a refusal for load costs no database round trip
+        if not password_signin_enabled(rt.db):
+            raise Unauthorized()
+        candidate = login_candidate(rt.db, login)
+        user_id = candidate.id if candidate is not None else None
+        rt.password_throttle.check(user_id, address)
+        digest = candidate.password_digest if candidate is not None else None
+        if not await rt.password_gate.verify_in_slot(digest, password):
+            log.warning("failed password attempt for login %r from %s", login, address)
+            rt.password_throttle.record_failure(user_id, address)
+            raise Unauthorized()
+        rt.password_throttle.forget_account(user_id)
+        return candidate
 
 
 def session_lifetime(session: Session) -> dt.timedelta | None:

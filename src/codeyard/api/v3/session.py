@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from starlette.concurrency import run_in_threadpool
-
 from ...entities import users as entities
 from ...errors import MissingParam, Unauthorized
 from ...services import credentials, signin, users
@@ -13,11 +11,9 @@ from ..registry import API
 
 
 async def verified_user_id(ctx: Ctx, login: str, password: str) -> int:
-    """The id of the active user LOGIN names if PASSWORD is theirs; 401 otherwise."""
-    candidate = signin.login_candidate(ctx.rt.db, login)
-    digest = candidate.password_digest if candidate is not None else None
-    if not await run_in_threadpool(ctx.rt.passwords.verify, digest, password):
-        raise Unauthorized()
+    """The id of the active user LOGIN names if PASSWORD is theirs; 401 otherwise (429 throttled,
+    503 too many checks at once)."""
+    candidate = await signin.check_password(ctx.rt, login, password, ctx.client_address)
     if candidate.state != "active":
         raise Unauthorized()
     return candidate.id

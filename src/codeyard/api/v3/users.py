@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from starlette.concurrency import run_in_threadpool
-
 from ...entities import users as entities
 from ...entities.common import iso
 from ...errors import NotFound
@@ -49,7 +47,7 @@ def _full(ctx: Ctx, user) -> dict:
 
 async def _password_digest(ctx: Ctx) -> str | None:
     password = ctx.args.get("password")
-    return await run_in_threadpool(ctx.rt.passwords.hash, password) if password else None
+    return await ctx.rt.password_gate.hash(password) if password else None
 
 
 @API.get("/user", summary="The authenticated user, with the private token it used")

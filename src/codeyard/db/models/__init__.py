@@ -21,10 +21,10 @@ from .projects import (
 )
 from .repositories import ProtectedBranch
 from .settings import ApplicationSetting
-from .users import Namespace, Token, Tombstone, User
+from .users import Namespace, PasswordFailure, Token, Tombstone, User
 
 __all__ = [
     "DEVELOPER", "GUEST", "INTERNAL", "MASTER", "MAX_INTEGER", "MIN_INTEGER", "OWNER", "PRIVATE", "PUBLIC",
-    "REPORTER", "ApplicationSetting", "Base", "Event", "ForkLink", "GroupMember", "Namespace", "Project", "ProjectHook",
-    "ProjectMember", "ProtectedBranch", "Star", "Token", "Tombstone", "Upload", "User", "is_id", "parse_id", "utcnow",
+    "REPORTER", "ApplicationSetting", "Base", "Event", "ForkLink", "GroupMember", "Namespace", "PasswordFailure",
+    "Project", "ProjectHook", "ProjectMember", "ProtectedBranch", "Star", "Token", "Tombstone", "Upload", "User", "is_id", "parse_id", "utcnow",
 ]  # fmt: skip

@@ -102,3 +102,19 @@ class Tombstone(Base):
     namespace_id: Mapped[int | None] = mapped_column(Integer)  # where a deleted project lived
     deleted_by_id: Mapped[int | None] = mapped_column(Integer)
     deleted_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class PasswordFailure(Base):
+    """One failed password attempt, kept for the throttle's window (`services.passwords`).
+    `user_id` is empty when the login named nobody: then only the address counts."""
+
+    __tablename__ = "password_failures"
+    __table_args__ = (
+        Index("ix_password_failures_user_id_created_at", "user_id", "created_at"),
+        Index("ix_password_failures_address_created_at", "address", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    address: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
