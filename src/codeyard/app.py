@@ -26,7 +26,7 @@ from .api import auth
 from .api.context import Ctx
 from .api.params import parse_pairs, validate
 from .api.replies import encode_result, json_body, send_json
-from .api.routing import Router
+from .api.routing import MAX_TARGET, Router
 from .errors import (
     BadRequest,
     CodeyardError,
@@ -69,6 +69,10 @@ class CodeyardApp:
         raw = scope.get("raw_path")
         path = raw.decode("latin-1").split("?", 1)[0] if raw else scope["path"]
         head = method == "HEAD"
+        if len(raw or scope["path"]) + len(scope.get("query_string", b"")) > MAX_TARGET:
+            # Before routing and authentication: a long target must cost nothing more.
+            await send_json(send, 414, json_body({"message": "414 Request-URI Too Large"}), head=head)
+            return
         match = self.router.match(method, path)
         if match is None:
             await send_json(send, 404, json_body({"message": "404 Not Found"}), head=head)
