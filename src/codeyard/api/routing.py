@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from .bodies import MAX_BODY
 from .params import Param
 
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
@@ -36,7 +37,7 @@ class Route:
     summary: str = ""
     status: int | None = None  # success status; default 201 for POST, else 200
     paginated: bool = False
-    max_body: int | Callable = 10 * 1024 * 1024  # bytes, or a function of the request
+    max_body: int | Callable = MAX_BODY  # bytes, or a function of the request
     too_large: Callable | None = None  # error for a body over max_body (default 413)
     tags: tuple[str, ...] = ()
 
