@@ -48,7 +48,7 @@ def serve(host: str | None, port: int | None, data_dir: str | None, workers: int
         host=config.host,
         port=config.port,
         workers=workers,
-        http="httptools",
+        http="codeyard.httpserver:BoundedHttpToolsProtocol",
         loop="uvloop",
         access_log=False,
         proxy_headers=False,

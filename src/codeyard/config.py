@@ -30,6 +30,11 @@ class Config:
     argon2_parallelism: int = 4
     log_level: str = "info"
     secret_key: str | None = None  # CODEYARD_SECRET_KEY; else <data dir>/secret_key, created on first use
+    # The HTTP edge (codeyard.httpserver): seconds to send a request head, seconds between two
+    # pieces of a request body, open connections per server process.
+    header_timeout: float = 20.0
+    body_timeout: float = 60.0
+    max_connections: int = 512
 
     @property
     def repositories_dir(self) -> Path:
@@ -76,6 +81,9 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         argon2_parallelism=int(env.get("CODEYARD_ARGON2_PARALLELISM", 4)),
         log_level=env.get("CODEYARD_LOG_LEVEL", "info"),
         secret_key=env.get("CODEYARD_SECRET_KEY") or None,
+        header_timeout=float(env.get("CODEYARD_HEADER_TIMEOUT", 20)),
+        body_timeout=float(env.get("CODEYARD_BODY_TIMEOUT", 60)),
+        max_connections=int(env.get("CODEYARD_MAX_CONNECTIONS", 512)),
     )
     return config.with_overrides(**overrides) if overrides else config
 
@@ -92,6 +100,9 @@ def to_env(config: Config) -> dict[str, str]:
         "CODEYARD_ARGON2_MEMORY_KIB": str(config.argon2_memory_kib),
         "CODEYARD_ARGON2_PARALLELISM": str(config.argon2_parallelism),
         "CODEYARD_LOG_LEVEL": config.log_level,
+        "CODEYARD_HEADER_TIMEOUT": str(config.header_timeout),
+        "CODEYARD_BODY_TIMEOUT": str(config.body_timeout),
+        "CODEYARD_MAX_CONNECTIONS": str(config.max_connections),
     }
     if config.root_password:
         env["CODEYARD_ROOT_PASSWORD"] = config.root_password
