@@ -26,6 +26,9 @@ from .api.routing import MAX_TARGET
 
 MAX_HEAD = 64 * 1024
 LINGER = 2.0  # seconds a refused connection is drained before it closes
+# Seconds a connection beyond the limit may take to send its head (to be told 503): a client
+# sends a head in milliseconds, and a crowd of idle sockets must give back its descriptors soon.
+OVER_LIMIT_HEADER_TIMEOUT = 1.0
 
 log = logging.getLogger("codeyard.http")
 
@@ -65,6 +68,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         # Counted with this one: the limit-th connection is still served.
         self.over_limit = len(self.connections) > self.max_connections
+        if self.over_limit:
+            self.header_timeout = min(self.header_timeout, OVER_LIMIT_HEADER_TIMEOUT)
         self.head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -133,3 +133,11 @@ def test_beyond_the_connection_limit_health_answers_503_at_once(edge):
     while edge.http.get("/-/health").status_code != 200:
         assert time.monotonic() < deadline
         time.sleep(0.05)
+
+
+def test_a_request_that_is_not_http_is_400(edge):
+    sock = connect(edge)
+    sock.sendall(b"\x16\x03\x01 not http at all\r\n\r\n")
+    status, headers, body = read_response(sock)
+    assert status == 400 and headers["content-type"] == "application/json"
+    assert orjson.loads(body)["message"].startswith("400 (Bad request)")
