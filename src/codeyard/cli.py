@@ -49,6 +49,7 @@ def serve(host: str | None, port: int | None, data_dir: str | None, workers: int
         port=config.port,
         workers=workers,
         http="codeyard.httpserver:BoundedHttpToolsProtocol",
+        ws="none",  # no WebSocket routes: an upgrade request is served as plain HTTP
         loop="uvloop",
         access_log=False,
         proxy_headers=False,

@@ -175,3 +175,10 @@ def test_a_client_that_abandons_its_body_gets_400_and_nothing_runs(rt, alice, co
     assert sent[0]["status"] == 400
     assert b"ended before its end" in sent[1]["body"]
     assert snapshot(rt) == before
+
+
+def test_a_form_that_is_not_utf8_is_400_and_a_blank_body_is_no_body(api, alice, rt):
+    before = snapshot(rt)
+    refused(api.as_(alice).post("/projects", content=b"name=\xff\xfe", headers=FORM), 400, before, rt)
+    response = api.as_(alice).post("/projects", content=b"  \r\n", headers=JSON)
+    assert response.status_code == 400 and response.json() == {"message": '400 (Bad request) "name" not given'}

@@ -141,3 +141,12 @@ def test_a_request_that_is_not_http_is_400(edge):
     status, headers, body = read_response(sock)
     assert status == 400 and headers["content-type"] == "application/json"
     assert orjson.loads(body)["message"].startswith("400 (Bad request)")
+
+
+@pytest.mark.parametrize("upgrade", [b"websocket", b"h2c"])
+def test_a_protocol_upgrade_is_served_as_plain_http(edge, upgrade):
+    sock = connect(edge)
+    sock.sendall(b"GET /-/health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, close\r\nUpgrade: " + upgrade
+                 + b"\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    status, _, body = read_response(sock)
+    assert status == 200 and orjson.loads(body) == {"status": "ok"}

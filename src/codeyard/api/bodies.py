@@ -11,10 +11,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 import orjson
-from python_multipart.exceptions import FormParserError
-from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 
 from ..errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 from .params import parse_pairs
@@ -138,12 +136,8 @@ async def _multipart(ctx: Ctx, stream: BodyStream) -> dict:
     stream.delimiter = b"--" + boundary.encode("latin-1") + b"--"
     try:
         form = await Request(ctx.scope, stream).form(max_files=MAX_FILES, max_fields=MAX_FIELDS, max_part_size=stream.limit)
-    except (MultiPartException, FormParserError) as error:
+    except MultiPartException as error:  # a client gone mid-body is BodyStream's 400
         raise bad(str(error)) from None
-    except HTTPException as error:
-        raise bad(str(error.detail)) from None
-    except ClientDisconnect:
-        raise bad("the body ended before its end") from None
     ctx.on_close(form.close)
     if not stream.closed:
         # python-multipart takes a body cut short as complete: its last part would be silently lost.
