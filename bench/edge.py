@@ -1,9 +1,9 @@
 """HTTP edge benchmark: what hostile requests cost a running `codeyard serve` (issue 10).
 
-Starts codeyard on a fresh data directory and sends, over raw sockets: a 64 KB request path, a
-10 MB form of empty fields, a 10 MB JSON body, and a health check while 600 connections hold
-half-sent request heads. Prints each answer's status and time, whether a project was created,
-and the server's peak memory (VmHWM) before and after the 10 MB JSON body.
+Starts codeyard on a fresh data directory and sends, over raw sockets: a 64 KB request path,
+10 MB JSON bodies (one string; 3.3 million values), a 10 MB form of empty fields, and a health
+check while 600 connections hold half-sent request heads. Prints each answer's status and time,
+the server's peak memory (VmHWM) after each, and which projects the requests created.
 
     .venv/bin/python bench/edge.py [--half-open 600] [--nofile N]
 
@@ -80,16 +80,19 @@ def main() -> None:
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         try:
             wait_until_up(base + "/-/health")
-            started = peak_kib(server.pid)
-            rows = []
+            rows = [("after start", 0, 0.0, peak_kib(server.pid))]
+
+            def row(name: str, answer: tuple[int, float]) -> None:
+                rows.append((name, *answer, peak_kib(server.pid)))
+
             path = "/api/v3/projects/1/repository/branches/" + "a/" * 32_700
-            rows.append(("GET 64 KB path", *request(port, f"GET {path} HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n".encode())))
-            form = b"name=edge-form&" + b"&" * (10_000_000 - 15)
-            rows.append(("POST 10 MB form of empty fields", *post(port, "/api/v3/projects", "application/x-www-form-urlencoded", form)))
-            before = peak_kib(server.pid)
+            row("GET 64 KB path", request(port, f"GET {path} HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n".encode()))
             body = json.dumps({"name": "edge-json", "padding": "d" * (10_000_000 - 50)}).encode()
-            rows.append(("POST 10 MB JSON", *post(port, "/api/v3/projects", "application/json", body)))
-            after = peak_kib(server.pid)
+            row("POST 10 MB JSON, one string", post(port, "/api/v3/projects", "application/json", body))
+            body = json.dumps({"name": "edge-values", "padding": [0] * 3_300_000}).encode()
+            row("POST 10 MB JSON, 3.3 million values", post(port, "/api/v3/projects", "application/json", body))
+            form = b"name=edge-form&" + b"&" * (10_000_000 - 15)
+            row("POST 10 MB form of empty fields", post(port, "/api/v3/projects", "application/x-www-form-urlencoded", form))
             held = []
             try:
                 for _ in range(args.half_open):
@@ -98,15 +101,13 @@ def main() -> None:
                     held.append(sock)
                 time.sleep(0.5)
                 health = request(port, b"GET /-/health HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n")
-                rows.append((f"GET /-/health, {args.half_open} half-sent heads held", *health))
+                row(f"GET /-/health, {args.half_open} half-sent heads held", health)
             finally:
                 for sock in held:
                     sock.close()
-            print(f"{'':44s} {'status':>6s} {'seconds':>8s}")
-            for name, status, seconds in rows:
-                print(f"{name:44s} {status:6d} {seconds:8.3f}")
-            print(f"peak RSS after start / before / after the 10 MB JSON: {started // 1024} / {before // 1024} / "
-                  f"{after // 1024} MB")
+            print(f"{'':44s} {'status':>6s} {'seconds':>8s} {'peak RSS MB':>12s}")
+            for name, status, seconds, peak in rows:
+                print(f"{name:44s} {status:6d} {seconds:8.3f} {peak // 1024:12d}")
             print(f"projects created: {project_names(base)}")
         finally:
             server.terminate()
