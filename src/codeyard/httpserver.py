@@ -29,6 +29,7 @@ LINGER = 2.0  # seconds a refused connection is drained before it closes
 # Seconds a connection beyond the limit may take to send its head (to be told 503): a client
 # sends a head in milliseconds, and a crowd of idle sockets must give back its descriptors soon.
 OVER_LIMIT_HEADER_TIMEOUT = 1.0
+WARN_EVERY = 10.0  # seconds between two log lines about refused connections: a crowd must not flood the log
 
 log = logging.getLogger("codeyard.http")
 
@@ -48,6 +49,9 @@ class Refused(Exception):
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    refused_since_warning = 0  # per process, like the connection count
+    warned_at = float("-inf")
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         settings = limits()
@@ -121,7 +125,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._cancel(self.head_timer)
         self.head_timer = None
         if self.over_limit:
-            log.warning("more than %d open connections: refusing a request", self.max_connections)
+            self._warn_over_limit()
             raise Refused(503, "503 Service Unavailable: too many open connections")
         super().on_headers_complete()
         self.body_timer = self.loop.call_later(self.body_timeout, self._body_timed_out)
@@ -139,6 +143,15 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_complete()
 
     # --- timeouts and refusals ------------------------------------------------------------------
+
+    def _warn_over_limit(self) -> None:
+        cls = BoundedHttpToolsProtocol
+        cls.refused_since_warning += 1
+        if self.loop.time() - cls.warned_at >= WARN_EVERY:
+            log.warning("more than %d open connections; requests refused with 503 since the last warning: %d",
+                        self.max_connections, cls.refused_since_warning)  # fmt: skip
+            cls.warned_at = self.loop.time()
+            cls.refused_since_warning = 0
 
     def _head_timed_out(self) -> None:
         self.head_timer = None
