@@ -13,29 +13,18 @@ from __future__ import annotations
 
 import inspect
 import logging
-from urllib.parse import parse_qsl
 
-import orjson
 from sqlalchemy.exc import IntegrityError
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
 from starlette.responses import Response
 
 from . import config as config_module
 from .api import auth
+from .api.bodies import read_body
 from .api.context import Ctx
-from .api.params import parse_pairs, validate
+from .api.params import validate
 from .api.replies import encode_result, json_body, send_json
-from .api.routing import Router
-from .errors import (
-    BadRequest,
-    CodeyardError,
-    Conflict,
-    Forbidden,
-    PayloadTooLarge,
-    Unauthorized,
-    UnsupportedMediaType,
-)
+from .api.routing import MAX_TARGET, Router
+from .errors import CodeyardError, Conflict, Forbidden, Unauthorized
 from .runtime import Runtime
 
 log = logging.getLogger("codeyard")
@@ -69,6 +58,10 @@ class CodeyardApp:
         raw = scope.get("raw_path")
         path = raw.decode("latin-1").split("?", 1)[0] if raw else scope["path"]
         head = method == "HEAD"
+        if len(raw or scope["path"]) + len(scope.get("query_string", b"")) > MAX_TARGET:
+            # Before routing and authentication: a long target must cost nothing more.
+            await send_json(send, 414, json_body({"message": "414 Request-URI Too Large"}), head=head)
+            return
         match = self.router.match(method, path)
         if match is None:
             await send_json(send, 404, json_body({"message": "404 Not Found"}), head=head)
@@ -146,79 +139,6 @@ def error_response(ctx: Ctx, error: Exception) -> tuple[int, bytes, list[tuple[s
         return Conflict.status, json_body({"message": Conflict.default_message}), []
     log.exception("unhandled error on %s %s", ctx.method, ctx.raw_path)
     return 500, json_body({"message": "500 Internal Server Error"}), []
-
-
-# --- request bodies ---------------------------------------------------------------------------
-
-MAX_FORM_FIELDS = 1000
-MAX_FORM_FILES = 10
-
-
-async def read_body(ctx: Ctx, receive) -> None:
-    """Parse a JSON, form or multipart body into `ctx.body`."""
-    route = ctx.route
-    declared = ctx.header("content-length")
-    if declared in (None, "0") and "transfer-encoding" not in ctx.headers:
-        return
-    limit = route.max_body(ctx) if callable(route.max_body) else route.max_body
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise route.too_large(limit) if route.too_large else PayloadTooLarge()
-    mime = (ctx.header("content-type") or "").split(";", 1)[0].strip().lower()
-    limited = _limited_receive(receive, limit, route)
-    if mime == "multipart/form-data":
-        try:
-            form = await Request(ctx.scope, limited).form(max_files=MAX_FORM_FILES, max_fields=MAX_FORM_FIELDS)
-        except HTTPException as error:
-            raise BadRequest(f"400 (Bad request) {error.detail}") from None
-        ctx.on_close(form.close)
-        ctx.body = parse_pairs(form.multi_items())
-        return
-    body = await _read_all(limited)
-    if not body.strip():
-        return
-    if mime == "application/x-www-form-urlencoded":
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BadRequest("400 (Bad request) the form body is not UTF-8") from None
-        ctx.body = parse_pairs(parse_qsl(text, keep_blank_values=True))
-    elif mime in ("", "application/json") or mime.endswith("+json"):
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            raise BadRequest("400 (Bad request) the body is not valid JSON") from None
-        if not isinstance(data, dict):
-            raise BadRequest("400 (Bad request) the JSON body must be an object")
-        ctx.body = data
-    elif not mime.startswith("text/"):
-        raise UnsupportedMediaType(f"415 Unsupported Media Type: {mime}")
-
-
-def _limited_receive(receive, limit: int, route):
-    received = 0
-
-    async def limited():
-        nonlocal received
-        message = await receive()
-        if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise route.too_large(limit) if route.too_large else PayloadTooLarge()
-        return message
-
-    return limited
-
-
-async def _read_all(receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body"):
-            break
-    return b"".join(chunks)
 
 
 # --- assembly ---------------------------------------------------------------------------------

@@ -48,7 +48,8 @@ def serve(host: str | None, port: int | None, data_dir: str | None, workers: int
         host=config.host,
         port=config.port,
         workers=workers,
-        http="httptools",
+        http="codeyard.httpserver:BoundedHttpToolsProtocol",
+        ws="none",  # no WebSocket routes: an upgrade request is served as plain HTTP
         loop="uvloop",
         access_log=False,
         # X-Forwarded-For names the client only when it comes from a configured proxy.

@@ -38,6 +38,11 @@ class Config:
     forwarded_allow_ips: str = ""
     log_level: str = "info"
     secret_key: str | None = None  # CODEYARD_SECRET_KEY; else <data dir>/secret_key, created on first use
+    # The HTTP edge (codeyard.httpserver): seconds to send a request head, seconds between two
+    # pieces of a request body, open connections per server process.
+    header_timeout: float = 20.0
+    body_timeout: float = 60.0
+    max_connections: int = 512
 
     @property
     def repositories_dir(self) -> Path:
@@ -89,6 +94,9 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         forwarded_allow_ips=env.get("CODEYARD_FORWARDED_ALLOW_IPS", ""),
         log_level=env.get("CODEYARD_LOG_LEVEL", "info"),
         secret_key=env.get("CODEYARD_SECRET_KEY") or None,
+        header_timeout=float(env.get("CODEYARD_HEADER_TIMEOUT", 20)),
+        body_timeout=float(env.get("CODEYARD_BODY_TIMEOUT", 60)),
+        max_connections=int(env.get("CODEYARD_MAX_CONNECTIONS", 512)),
     )
     return config.with_overrides(**overrides) if overrides else config
 
@@ -110,6 +118,9 @@ def to_env(config: Config) -> dict[str, str]:
         "CODEYARD_PASSWORD_FAILURE_WINDOW": str(config.password_failure_window),
         "CODEYARD_FORWARDED_ALLOW_IPS": config.forwarded_allow_ips,
         "CODEYARD_LOG_LEVEL": config.log_level,
+        "CODEYARD_HEADER_TIMEOUT": str(config.header_timeout),
+        "CODEYARD_BODY_TIMEOUT": str(config.body_timeout),
+        "CODEYARD_MAX_CONNECTIONS": str(config.max_connections),
     }
     if config.root_password:
         env["CODEYARD_ROOT_PASSWORD"] = config.root_password

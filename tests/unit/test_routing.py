@@ -92,3 +92,37 @@ def test_declaring_a_route_twice_or_clashing_names_fails():
     r.add("PUT", "/a/:other", handler("two"))
     with pytest.raises(ValueError, match="clashes"):
         Router(r.routes)
+
+
+def test_at_most_one_greedy_parameter_per_template():
+    r = Registry()
+    r.add("GET", "/a/*one/b/*two", handler("one"))
+    with pytest.raises(ValueError, match="at most one"):
+        Router(r.routes)
+
+
+def test_matching_a_long_path_walks_each_candidate_once(router, monkeypatch):
+    walks = 0
+    walk = Router._walk
+
+    def counting(self, *args):
+        nonlocal walks
+        walks += 1
+        yield from walk(self, *args)
+
+    monkeypatch.setattr(Router, "_walk", counting)
+    for segments in (10, 5000):
+        walks = 0
+        branch = "/".join(["b"] * segments)
+        match = router.match("PUT", f"/api/projects/1/branches/{branch}/protect")
+        assert match.params["branch"] == branch
+        # A greedy capture tries only the lengths some route below it can use, not every split.
+        assert walks < 20
+    walks = 0
+    assert router.match("GET", "/api/projects/1/branches/" + "/".join(["b"] * 5000) + "/x/y").route is not None
+    assert walks < 20
+
+
+def test_nul_byte_in_a_segment_names_nothing(router):
+    assert router.match("GET", "/api/projects/1%00") is None
+    assert router.match("GET", "/api/projects/1/branches/main%00x") is None

@@ -19,12 +19,13 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ..db.models.base import MAX_INTEGER, MIN_INTEGER
-from ..errors import Invalid, MissingParam
+from ..errors import BadRequest, Invalid, MissingParam
 
 TRUE_WORDS = frozenset({"true", "t", "1", "on", "yes", "y"})
 FALSE_WORDS = frozenset({"false", "f", "0", "off", "no", "n"})
 
 _RACK_KEY = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])+)$")
+MAX_KEY_DEPTH = 100  # Rack's param_depth_limit
 
 
 class ParamError(ValueError):
@@ -38,6 +39,8 @@ def parse_pairs(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     """Fold `key=value` pairs into a dict, nesting Rack-style `a[]` and `a[k]` keys."""
     result: dict[str, Any] = {}
     for key, value in pairs:
+        if key.count("[") > MAX_KEY_DEPTH:
+            raise BadRequest(f"400 (Bad request) a parameter name may nest at most {MAX_KEY_DEPTH} levels")
         match = _RACK_KEY.match(key)
         if match is None:
             result[key] = value

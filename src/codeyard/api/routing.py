@@ -5,6 +5,9 @@ A template is a path of segments: `static`, `:name` (one segment, percent-decode
 for branch names with slashes). Static segments win over parameters; among greedy matches the
 shortest capture is tried first so that `*branch/protect` beats `*branch` for `.../x/protect`.
 
+Matching costs time linear in the path: a greedy capture only tries the few lengths that leave
+as many segments as some route below it still needs (`_Node.tails`), never every split.
+
 Starlette's router is not used: it tries every route's regular expression in turn, and with the
 API's hundred-odd routes that alone cost more than the whole request (see docs/ARCHITECTURE.md).
 """
@@ -15,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from .bodies import MAX_BODY
 from .params import Param
 
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
@@ -33,7 +37,7 @@ class Route:
     summary: str = ""
     status: int | None = None  # success status; default 201 for POST, else 200
     paginated: bool = False
-    max_body: int | Callable = 10 * 1024 * 1024  # bytes, or a function of the request
+    max_body: int | Callable = MAX_BODY  # bytes, or a function of the request
     too_large: Callable | None = None  # error for a body over max_body (default 413)
     tags: tuple[str, ...] = ()
 
@@ -80,14 +84,27 @@ class Registry:
         return self.route("DELETE", template, **options)
 
 
+MAX_TARGET = 8 * 1024  # bytes of path and query; longer is 414, as nginx's default buffers answer
+
+
 class _Node:
-    __slots__ = ("greedy", "methods", "param", "static")
+    __slots__ = ("greedy", "methods", "param", "static", "tails")
 
     def __init__(self) -> None:
         self.static: dict[str, _Node] = {}
         self.param: tuple[str, _Node] | None = None
         self.greedy: tuple[str, _Node] | None = None
         self.methods: dict[str, Route] = {}
+        self.tails: tuple[int, ...] = ()  # segment counts from here to a route, longest first
+
+    def count_tails(self) -> set[int]:
+        """Segment counts from here to a route. Used below a greedy parameter only, where no other
+        greedy parameter can be (`_insert` refuses two in one template)."""
+        counts = {0} if self.methods else set()
+        for child in (*self.static.values(), *(pair[1] for pair in (self.param, self.greedy) if pair)):
+            counts.update(1 + count for count in child.count_tails())
+        self.tails = tuple(sorted(counts, reverse=True))
+        return counts
 
 
 @dataclass(frozen=True)
@@ -103,6 +120,7 @@ class Router:
         self._root = _Node()
         for route in self.routes:
             self._insert(route)
+        self._root.count_tails()
         # Routes without parameters are found in a table; a miss walks the tree.
         self._static: dict[tuple[str, str], Match] = {}
         for route in self.routes:
@@ -110,8 +128,9 @@ class Router:
                 node_methods = self._match_segments(route.method, _split(route.template))
                 self._static[(route.method, route.template)] = node_methods
 
-
     def _insert(self, route: Route) -> None:
+        if sum(segment.startswith("*") for segment in _split(route.template)) > 1:
+            raise ValueError(f"{route.template}: at most one *parameter per template")
         node = self._root
         for segment in _split(route.template):
             if segment.startswith(":"):
@@ -134,6 +153,8 @@ class Router:
         if static is not None:
             return static
         segments = [unquote(s) for s in _split(raw_path)]
+        if any("\x00" in segment for segment in segments):
+            return None  # no name holds a NUL byte; letting one through reaches C code that cuts it
         found = self._match_segments(method, segments)
         if found is None and segments and segments[-1].endswith(".json"):
             # GitLab accepted an optional `.json` format suffix on every route.
@@ -171,7 +192,12 @@ class Router:
             yield from self._walk(child, segments, index + 1, {**params, name: segment})
         if node.greedy is not None and segment != "":
             name, child = node.greedy
-            for end in range(index + 1, len(segments) + 1):
+            # The child's tails are the segment counts left after the capture, longest first, so
+            # the shortest capture comes first; each end is tried once: linear in the path.
+            for tail in child.tails:
+                end = len(segments) - tail
+                if end <= index:
+                    continue
                 captured = "/".join(segments[index:end])
                 yield from self._walk(child, segments, end, {**params, name: captured})
 

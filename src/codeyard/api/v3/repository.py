@@ -15,6 +15,7 @@ from ...errors import Invalid
 from ...policies import projects as policy
 from ...services import files, repository
 from .. import paging
+from ..bodies import MAX_FILE_BODY
 from ..context import Ctx
 from ..guards import project_guard
 from ..params import Choice, Str
@@ -173,12 +174,12 @@ def _change_file(ctx: Ctx, action: str) -> dict:
     return {"file_path": file_path, "branch_name": branch}
 
 
-@API.post(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), summary="Commit a new file to a branch")
+@API.post(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), max_body=MAX_FILE_BODY, summary="Commit a new file to a branch")
 def create_file(ctx: Ctx):
     return _change_file(ctx, files.CREATE)
 
 
-@API.put(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), summary="Commit a change of a file to a branch")
+@API.put(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), max_body=MAX_FILE_BODY, summary="Commit a change of a file to a branch")
 def update_file(ctx: Ctx):
     return _change_file(ctx, files.UPDATE)
 

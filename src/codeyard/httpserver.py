@@ -1,0 +1,209 @@
+"""uvicorn's httptools protocol with the bounds a server facing slow or hostile clients needs.
+
+uvicorn bounds only the idle time between requests (keep-alive). This protocol also bounds, per
+connection: the time to send a request head (CODEYARD_HEADER_TIMEOUT, then 408), the time between
+two pieces of a request body (CODEYARD_BODY_TIMEOUT, then 408), and the size of a request head
+(64 KiB, then 431, or 414 when the target is what is long); and per process the number of open
+connections (CODEYARD_MAX_CONNECTIONS): beyond it a request is answered at once with 503 and its
+connection closed, so that a crowd of trickling clients cannot make `/-/health` hang.
+
+`codeyard serve` runs uvicorn with `http="codeyard.httpserver:BoundedHttpToolsProtocol"`; the
+limits come from the environment the command exports, so every worker process reads the same.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from asyncio import TimerHandle
+
+import httptools
+import orjson
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from . import config as config_module
+from .api.routing import MAX_TARGET
+
+MAX_HEAD = 64 * 1024
+LINGER = 2.0  # seconds a refused connection is drained before it closes
+# Seconds a connection beyond the limit may take to send its head (to be told 503): a client
+# sends a head in milliseconds, and a crowd of idle sockets must give back its descriptors soon.
+OVER_LIMIT_HEADER_TIMEOUT = 1.0
+WARN_EVERY = 10.0  # seconds between two log lines about refused connections: a crowd must not flood the log
+
+log = logging.getLogger("codeyard.http")
+
+
+@functools.cache
+def limits() -> config_module.Config:
+    return config_module.load()
+
+
+class Refused(Exception):
+    """Raised from a parser callback to stop parsing; the protocol answers STATUS and closes."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    refused_since_warning = 0  # per process, like the connection count
+    warned_at = float("-inf")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        settings = limits()
+        self.header_timeout = settings.header_timeout
+        self.body_timeout = settings.body_timeout
+        self.max_connections = settings.max_connections
+        self.over_limit = False
+        self.reading_head = True
+        self.head_bytes = 0  # bytes of a request head so far (an upper bound, to one chunk)
+        self.message_completed = False
+        self.head_timer: TimerHandle | None = None
+        self.body_timer: TimerHandle | None = None
+        self.linger_timer: TimerHandle | None = None
+
+    # --- connection -----------------------------------------------------------------------------
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        # Counted with this one: the limit-th connection is still served.
+        self.over_limit = len(self.connections) > self.max_connections
+        if self.over_limit:
+            self.header_timeout = min(self.header_timeout, OVER_LIMIT_HEADER_TIMEOUT)
+        self.head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_timers()
+        self._cancel(self.linger_timer)
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.linger_timer is not None:
+            return  # refused: what the client still sends is dropped
+        self._unset_keepalive_if_required()
+        if self.reading_head and self.head_timer is None:
+            self.head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
+        self.message_completed = False
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserCallbackError as error:
+            if isinstance(error.__context__, Refused):
+                self.refuse(error.__context__.status, error.__context__.message)
+                return
+            self._invalid()
+            return
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+            return
+        except httptools.HttpParserError:
+            self._invalid()
+            return
+        if self.reading_head:
+            # A chunk that ended one request holds an unknown share of the next head: not counted.
+            self.head_bytes = 0 if self.message_completed else self.head_bytes + len(data)
+            if self.head_bytes > MAX_HEAD:
+                long_target = len(getattr(self, "url", b"")) > MAX_TARGET
+                self.refuse(*((414, "414 Request-URI Too Large") if long_target else
+                              (431, "431 Request Header Fields Too Large")))  # fmt: skip
+
+    def _invalid(self) -> None:
+        self.logger.info("Invalid HTTP request received.")
+        self.refuse(400, "400 (Bad request) invalid HTTP request")
+
+    # --- parser callbacks -----------------------------------------------------------------------
+
+    def on_headers_complete(self) -> None:
+        self.reading_head = False
+        self.head_bytes = 0
+        self._cancel(self.head_timer)
+        self.head_timer = None
+        if self.over_limit:
+            self._warn_over_limit()
+            raise Refused(503, "503 Service Unavailable: too many open connections")
+        super().on_headers_complete()
+        self.body_timer = self.loop.call_later(self.body_timeout, self._body_timed_out)
+
+    def on_body(self, body: bytes) -> None:
+        self._cancel(self.body_timer)
+        self.body_timer = self.loop.call_later(self.body_timeout, self._body_timed_out)
+        super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        self._cancel(self.body_timer)
+        self.body_timer = None
+        self.reading_head = True
+        self.message_completed = True
+        super().on_message_complete()
+
+    # --- timeouts and refusals ------------------------------------------------------------------
+
+    def _warn_over_limit(self) -> None:
+        cls = BoundedHttpToolsProtocol
+        cls.refused_since_warning += 1
+        if self.loop.time() - cls.warned_at >= WARN_EVERY:
+            log.warning("more than %d open connections; requests refused with 503 since the last warning: %d",
+                        self.max_connections, cls.refused_since_warning)  # fmt: skip
+            cls.warned_at = self.loop.time()
+            cls.refused_since_warning = 0
+
+    def _head_timed_out(self) -> None:
+        self.head_timer = None
+        if self.cycle is not None and not self.cycle.response_complete:
+            # A pipelined head waits for the response before it: the wait is the server's.
+            self.head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
+            return
+        self.refuse(408, "408 Request Timeout: the request head did not arrive in time")
+
+    def _body_timed_out(self) -> None:
+        self.body_timer = None
+        if self.flow.read_paused:
+            # The application is not reading: the wait is the server's, not the client's.
+            self.body_timer = self.loop.call_later(self.body_timeout, self._body_timed_out)
+            return
+        self.refuse(408, "408 Request Timeout: the request body stopped arriving")
+
+    def refuse(self, status: int, message: str) -> None:
+        """Answer STATUS with a JSON error, unless a response already started, and close."""
+        self._cancel_timers()
+        if self.transport.is_closing() or self.linger_timer is not None:
+            return
+        cycle = self.cycle
+        if cycle is None or not cycle.response_started:
+            body = orjson.dumps({"message": message})
+            head = b"content-type: application/json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n" % len(body)
+            self.transport.write(STATUS_LINE[status] + head + body)
+        if cycle is not None and not cycle.response_complete:
+            # The application sees a client that went away; whatever it sends next is dropped.
+            cycle.disconnected = True
+            cycle.message_event.set()
+        self._linger()
+
+    def _linger(self) -> None:
+        """Close after the client stopped sending, or after LINGER seconds. Closing a socket with
+        unread data makes the kernel reset the connection, and the client would lose the answer."""
+        self._unset_keepalive_if_required()
+        self.flow.resume_reading()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.linger_timer = self.loop.call_later(LINGER, self.transport.close)
+
+    def eof_received(self) -> None:
+        if self.linger_timer is not None:
+            self.transport.close()
+
+    def _cancel_timers(self) -> None:
+        self._cancel(self.head_timer)
+        self._cancel(self.body_timer)
+        self.head_timer = self.body_timer = None
+
+    @staticmethod
+    def _cancel(timer: TimerHandle | None) -> None:
+        if timer is not None:
+            timer.cancel()

@@ -1,0 +1,93 @@
+"""The bounded HTTP protocol on a fake transport: the timeouts that must not fire on the server's
+own waits (a paused body, a pipelined request behind a slow response)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from uvicorn.config import Config
+from uvicorn.server import ServerState
+
+from codeyard import httpserver
+
+
+class FakeTransport:
+    def __init__(self):
+        self.written = b""
+        self.closing = False
+        self.eof = False
+        self.reading = True
+
+    def get_extra_info(self, name, default=None):
+        return default
+
+    def write(self, data):
+        self.written += data
+
+    def is_closing(self):
+        return self.closing
+
+    def close(self):
+        self.closing = True
+
+    def can_write_eof(self):
+        return True
+
+    def write_eof(self):
+        self.eof = True
+
+    def pause_reading(self):
+        self.reading = False
+
+    def resume_reading(self):
+        self.reading = True
+
+
+async def app(scope, receive, send):
+    await asyncio.sleep(3600)  # a slow handler: the response never starts within the test
+
+
+@pytest.fixture
+def protocol(monkeypatch):
+    settings = httpserver.config_module.load({"CODEYARD_HEADER_TIMEOUT": "5", "CODEYARD_BODY_TIMEOUT": "5"})
+    monkeypatch.setattr(httpserver, "limits", lambda: settings)
+    loop = asyncio.new_event_loop()
+    config = Config(app=app, http="httptools", log_level="warning")
+    config.load()
+    proto = httpserver.BoundedHttpToolsProtocol(config, ServerState(), {}, _loop=loop)
+    proto.connection_made(FakeTransport())
+    yield proto
+    proto.connection_lost(None)
+    tasks = list(proto.tasks)
+    for task in tasks:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    loop.close()
+
+
+def test_a_paused_body_is_the_servers_wait_not_a_timeout(protocol):
+    protocol.data_received(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345")
+    protocol.flow.pause_reading()
+    protocol._body_timed_out()
+    assert protocol.body_timer is not None and protocol.transport.written == b""
+    protocol.flow.resume_reading()
+    protocol._body_timed_out()
+    assert protocol.transport.written.startswith(b"HTTP/1.1 408 ")
+    assert protocol.cycle.disconnected and protocol.transport.eof
+    protocol.data_received(b"67890")  # dropped while lingering
+    protocol.eof_received()
+    assert protocol.transport.closing
+
+
+def test_a_pipelined_head_waits_for_the_response_before_it(protocol):
+    protocol.data_received(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\n")
+    protocol._head_timed_out()
+    assert protocol.head_timer is not None and protocol.transport.written == b""
+
+
+def test_a_timeout_after_the_response_started_only_closes(protocol):
+    protocol.data_received(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345")
+    protocol.cycle.response_started = True
+    protocol._body_timed_out()
+    assert protocol.transport.written == b"" and protocol.transport.eof
