@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..db.models import Project
 from ..errors import NotFound, RepositoryUnavailable
-from ..git import repo, storage
+from ..git import diffs, repo, storage
 
 log = logging.getLogger("codeyard.repository")
 
@@ -54,14 +54,17 @@ def archive_source(rt, project: Project, ref: str | None) -> tuple[Path, str]:
         return path, repo.commit_id(path, ref or project.head_branch)
 
 
-def commit_diff(rt, project: Project, sha: str) -> list[repo.FileDiff]:
+def commit_diff(rt, project: Project, sha: str) -> list[diffs.FileDiff]:
     with reading(project, "Commit"):
-        return repo.commit_diff(path_of(rt, project), sha)
+        return diffs.commit_diff(path_of(rt, project), sha)
 
 
-def compare(rt, project: Project, base: str, head: str) -> repo.Comparison:
+def compare(rt, project: Project, base: str, head: str) -> diffs.Comparison:
     with reading(project, "Commit"):
-        return repo.compare(path_of(rt, project), base, head)
+        found = diffs.compare(path_of(rt, project), base, head)
+    if found.timed_out:
+        log.warning("comparing %s...%s in project %s timed out", base, head, project.id)
+    return found
 
 
 def tree(rt, project: Project, ref: str | None, subpath: str) -> list[repo.TreeEntry]:
