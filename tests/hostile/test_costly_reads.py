@@ -4,8 +4,13 @@ Each test asserts the answer and that the request changed nothing (refs, files i
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import tracemalloc
+
 import pytest
 
+from codeyard.app import CodeyardApp, build_router
 from codeyard.git import diffs, repo, storage
 
 from ..support import WorkingCopy
@@ -120,3 +125,90 @@ def test_a_comparison_past_its_deadline_says_compare_timeout(api, rt, alice, set
     body = response.json()
     assert body["compare_timeout"] is True and body["commits"] == [] and body["diffs"] == []
     assert snapshot(rt, project) == before
+
+
+# --- blobs ----------------------------------------------------------------------------------------
+
+
+def asgi_get(rt, path: str, token: str) -> tuple[int, int, int]:
+    """GET PATH straight through the ASGI app, throwing the body away as it arrives:
+    (status, body bytes, peak bytes Python allocated while serving)."""
+    app = CodeyardApp(rt, build_router(), owns_runtime=False)
+    scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.split("?")[0].encode(),
+             "query_string": path.partition("?")[2].encode(), "headers": [(b"private-token", token.encode())],
+             "scheme": "http", "server": ("testserver", 80), "client": ("127.0.0.1", 1), "root_path": "",
+             "http_version": "1.1"}  # fmt: skip
+    answer = {"status": 0, "length": 0}
+    requested = []
+
+    async def receive():
+        if requested:  # the client stays connected until the response is sent
+            await asyncio.Event().wait()
+        requested.append(True)
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+        else:
+            answer["length"] += len(message.get("body", b""))
+
+    tracemalloc.start()
+    try:
+        asyncio.run(app(scope, receive, send))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return answer["status"], answer["length"], peak
+
+
+def test_a_big_blob_is_streamed_with_bounded_memory(rt, alice, setup):
+    project, work = setup
+    size = 32 * 1024 * 1024
+    commit_many(work, "big", {"big.bin": b"0123456789abcdef" * (size // 16)})
+    work.push()
+    blob_id = work.git("rev-parse", "HEAD:big.bin")
+    base = f"/api/v3/projects/{project.id}/repository"
+    for path, length in ((f"{base}/raw_blobs/{blob_id}", size), (f"{base}/raw_blobs/{blob_id[:7]}", size),
+                         (f"{base}/blobs/master?filepath=big.bin", size),
+                         (f"{base}/files?file_path=big.bin&ref=master", None)):  # fmt: skip
+        status, received, peak = asgi_get(rt, path, alice.token)
+        assert status == 200
+        assert received == length if length else received > size * 4 // 3
+        assert peak < 4 * 1024 * 1024, f"{path}: {peak} bytes allocated for a {size}-byte blob"
+
+
+def test_big_blobs_arrive_whole(api, rt, alice, setup):
+    project, work = setup
+    data = bytes(range(256)) * 8193  # just over 2 MiB, not a multiple of 3 or of the chunk size
+    commit_many(work, "big", {"dir/big.bin": data, "small.txt": "small\n"})
+    work.push()
+    blob_id = work.git("rev-parse", "HEAD:dir/big.bin")
+    client, base = api.as_(alice), f"/projects/{project.id}/repository"
+    before = snapshot(rt, project)
+    assert client.get(f"{base}/raw_blobs/{blob_id}").content == data
+    raw = client.get(f"{base}/blobs/master", params={"filepath": "dir/big.bin"})
+    assert raw.content == data and raw.headers["content-length"] == str(len(data))
+    assert raw.headers["x-content-type-options"] == "nosniff"
+    body = client.get(f"{base}/files", params={"file_path": "dir/big.bin", "ref": "master"}).json()
+    assert base64.b64decode(body.pop("content")) == data
+    assert body == {"file_name": "big.bin", "file_path": "dir/big.bin", "size": len(data), "encoding": "base64",
+                    "ref": "master", "blob_id": blob_id, "commit_id": work.git("rev-parse", "HEAD"),
+                    "last_commit_id": work.git("rev-parse", "HEAD")}  # fmt: skip
+    small = client.get(f"{base}/files", params={"file_path": "small.txt", "ref": "master"}).json()
+    assert base64.b64decode(small["content"]) == b"small\n"
+    assert snapshot(rt, project) == before
+
+
+@pytest.mark.parametrize("sha", ["abc", "g" * 40, "a" * 41, "master", "HEAD", "--output=x", "HEAD~1", "tree"])
+def test_raw_blobs_take_hex_ids_only(api, rt, alice, setup, sha):
+    project, work = setup
+    work.commit("one", {"dir/a.txt": "a\n"})
+    work.push()
+    if sha == "tree":
+        sha = work.git("rev-parse", "HEAD:dir")
+    before = snapshot(rt, project)
+    response = api.as_(alice).get(f"/projects/{project.id}/repository/raw_blobs/{sha}")
+    assert response.status_code == 404 and response.json() == {"message": "404 Blob Not Found"}
+    assert snapshot(rt, project) == before
+    assert not (work.path / "x").exists() and not (rt.config.data_dir / "x").exists()

@@ -229,38 +229,6 @@ def tree(path: Path, ref: str, subpath: str = "") -> list[TreeEntry]:
     return sorted(entries, key=lambda e: (e.type != "tree", e.name))
 
 
-@dataclass(frozen=True)
-class FileAtRef:
-    blob_id: str
-    commit_id: str
-    content: bytes
-    size: int
-
-
-def file_at(path: Path, ref: str, file_path: str) -> FileAtRef:
-    repository = open_repository(path)
-    target = resolve(repository, ref)
-    try:
-        entry = target.tree[file_path.strip("/")]
-    except (KeyError, ValueError) as error:
-        raise NotInRepository(file_path) from error
-    blob = repository[entry.id]
-    if not isinstance(blob, pygit2.Blob):
-        raise NotInRepository(file_path)
-    return FileAtRef(str(blob.id), str(target.id), blob.data, blob.size)
-
-
-def blob(path: Path, sha: str) -> bytes:
-    repository = open_repository(path)
-    try:
-        found = repository.revparse_single(sha)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as error:
-        raise NotInRepository(sha) from error
-    if not isinstance(found, pygit2.Blob):
-        raise NotInRepository(sha)
-    return found.data
-
-
 def last_commit_for(path: Path, ref: str, file_path: str) -> str | None:
     """The newest commit reachable from REF that changed FILE_PATH."""
     result = subprocess.run(
