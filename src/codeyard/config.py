@@ -30,6 +30,7 @@ class Config:
     argon2_parallelism: int = 4
     log_level: str = "info"
     secret_key: str | None = None  # CODEYARD_SECRET_KEY; else <data dir>/secret_key, created on first use
+    archive_cache_mb: int = 1024  # archives kept on disk beyond this are dropped, least recently used first
 
     @property
     def repositories_dir(self) -> Path:
@@ -42,6 +43,10 @@ class Config:
     @property
     def tmp_dir(self) -> Path:
         return self.data_dir / "tmp"
+
+    @property
+    def archive_cache_dir(self) -> Path:
+        return self.data_dir / "cache" / "archives"
 
     @property
     def secret_key_path(self) -> Path:
@@ -76,6 +81,7 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         argon2_parallelism=int(env.get("CODEYARD_ARGON2_PARALLELISM", 4)),
         log_level=env.get("CODEYARD_LOG_LEVEL", "info"),
         secret_key=env.get("CODEYARD_SECRET_KEY") or None,
+        archive_cache_mb=int(env.get("CODEYARD_ARCHIVE_CACHE_MB", 1024)),
     )
     return config.with_overrides(**overrides) if overrides else config
 
@@ -92,6 +98,7 @@ def to_env(config: Config) -> dict[str, str]:
         "CODEYARD_ARGON2_MEMORY_KIB": str(config.argon2_memory_kib),
         "CODEYARD_ARGON2_PARALLELISM": str(config.argon2_parallelism),
         "CODEYARD_LOG_LEVEL": config.log_level,
+        "CODEYARD_ARCHIVE_CACHE_MB": str(config.archive_cache_mb),
     }
     if config.root_password:
         env["CODEYARD_ROOT_PASSWORD"] = config.root_password

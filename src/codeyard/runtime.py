@@ -7,6 +7,7 @@ import secrets
 
 from .config import Config
 from .db.engine import Database
+from .services.archives import ArchiveCache
 from .services.credentials import PasswordHasher
 from .services.settings import PresentationCache
 
@@ -22,6 +23,7 @@ class Runtime:
         )
         self.presentation = PresentationCache(self.db)
         self.secret_key = load_secret_key(config)
+        self.archives = ArchiveCache(config.archive_cache_dir, config.archive_cache_mb * 1024 * 1024)
 
     def close(self) -> None:
         self.db.dispose()

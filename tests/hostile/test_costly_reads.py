@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
+import os
+import tarfile
+import threading
+import time
 import tracemalloc
 
 import pytest
 
 from codeyard.app import CodeyardApp, build_router
+from codeyard.git import archives as git_archives
 from codeyard.git import diffs, repo, storage
+from codeyard.services.archives import ArchiveBusy, ArchiveCache
 
 from ..support import WorkingCopy
 
@@ -212,3 +219,128 @@ def test_raw_blobs_take_hex_ids_only(api, rt, alice, setup, sha):
     assert response.status_code == 404 and response.json() == {"message": "404 Blob Not Found"}
     assert snapshot(rt, project) == before
     assert not (work.path / "x").exists() and not (rt.config.data_dir / "x").exists()
+
+
+# --- archives -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def counted_builds(monkeypatch):
+    """Every archive build, counted; each takes at least 50 ms so concurrent requests overlap."""
+    real, built = git_archives.build, []
+
+    def build(*args):
+        built.append(args[-2].name)
+        time.sleep(0.05)
+        real(*args)
+
+    monkeypatch.setattr(git_archives, "build", build)
+    return built
+
+
+def archive_files(rt, project) -> list[str]:
+    folder = rt.config.archive_cache_dir / str(project.id)
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_an_archive_is_built_once_then_served_from_the_cache(api, rt, alice, setup, counted_builds):
+    project, work = setup
+    sha = work.commit("one", {"README.md": "hello\n"})
+    work.push()
+    before = snapshot(rt, project)
+    url = f"/projects/{project.id}/repository/archive"
+    first = api.as_(alice).get(url)
+    again = api.as_(alice).get(url, params={"sha": sha, "format": "tgz"})  # the same file as tar.gz
+    assert first.status_code == again.status_code == 200 and first.content == again.content
+    assert first.headers["content-length"] == str(len(first.content))
+    with tarfile.open(fileobj=io.BytesIO(first.content), mode="r:gz") as archive:
+        assert archive.extractfile(f"demo-{sha}/README.md").read() == b"hello\n"
+    assert counted_builds == [f"demo-{sha}.tar.gz"]
+    assert archive_files(rt, project) == [f"demo-{sha}.tar.gz"]
+    assert snapshot(rt, project) == before
+
+
+def test_concurrent_requests_for_one_archive_wait_on_one_build(rt, setup, counted_builds):
+    project, work = setup
+    sha = work.commit("one", {"README.md": "hello\n"})
+    work.push()
+    path = storage.repository_path(rt.config.repositories_dir, project.id)
+    cache = ArchiveCache(rt.config.archive_cache_dir, 1024 * 1024)
+
+    async def twenty():
+        opened = await asyncio.gather(*(cache.open(path, project.id, sha, "tar", "p", "p.tar") for _ in range(20)))
+        contents = {handle.read() for handle in opened}
+        for handle in opened:
+            handle.close()
+        return contents
+
+    contents = asyncio.run(twenty())
+    assert len(contents) == 1 and counted_builds == ["p.tar"]
+
+
+def test_builds_beyond_the_queue_are_refused_with_503(api, rt, alice, setup, monkeypatch):
+    project, work = setup
+    sha = work.commit("one", {"README.md": "hello\n"})
+    work.push()
+    path = storage.repository_path(rt.config.repositories_dir, project.id)
+    release = threading.Event()
+    monkeypatch.setattr(git_archives, "build", lambda *args: release.wait(10))
+    cache = ArchiveCache(rt.config.archive_cache_dir, 1024 * 1024, builds=2, queue=3)
+
+    async def saturate():
+        started = [asyncio.ensure_future(cache.open(path, project.id, sha, "tar", "p", f"{i}.tar")) for i in range(5)]
+        await asyncio.sleep(0.1)
+        with pytest.raises(ArchiveBusy) as refused:
+            await cache.open(path, project.id, sha, "tar", "p", "one-more.tar")
+        assert refused.value.status == 503 and refused.value.headers == {"Retry-After": "10"}
+        release.set()
+        await asyncio.gather(*started, return_exceptions=True)  # the stub writes no file: they fail
+        return cache._running, len(cache._waiting)
+
+    assert asyncio.run(saturate()) == (0, 0)  # every slot handed back
+
+    # Through the API: the same refusal, as JSON with Retry-After, and nothing built.
+    monkeypatch.setattr(rt.archives, "queue", 0)
+    monkeypatch.setattr(rt.archives, "_running", rt.archives.builds)
+    before = snapshot(rt, project)
+    response = api.as_(alice).get(f"/projects/{project.id}/repository/archive")
+    assert response.status_code == 503 and response.headers["retry-after"] == "10"
+    assert response.json()["message"].startswith("503")
+    assert archive_files(rt, project) == [] and snapshot(rt, project) == before
+
+
+def test_a_build_past_its_deadline_fails_and_leaves_nothing(api, rt, alice, setup, monkeypatch):
+    project, work = setup
+    work.commit("one", {"README.md": "hello\n"})
+    work.push()
+    monkeypatch.setattr(rt.archives, "build_seconds", 0)
+    response = api.as_(alice).get(f"/projects/{project.id}/repository/archive")
+    assert response.status_code == 500 and response.json() == {"message": "500 The archive could not be generated"}
+    assert archive_files(rt, project) == []
+    assert (rt.archives._running, rt.archives._pending) == (0, {})
+
+
+def test_the_cache_is_pruned_by_age_then_by_size(tmp_path):
+    cache = ArchiveCache(tmp_path, max_bytes=250, unused_seconds=3600, build_seconds=600)
+    now = time.time()
+    ages = {"1/old.tar": 7200, "1/a.tar": 300, "2/b.tar": 200, "2/c.tar": 100, "2/.d.tar.x.tmp": 1300,
+            "2/.e.tar.y.tmp": 10, "3/new.tar": 1000}  # fmt: skip
+    for name, age in ages.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"x" * 100)
+        os.utime(tmp_path / name, (now - age, now - age))
+    cache.prune(keep=tmp_path / "3/new.tar")
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob("*/*"))
+    # old.tar unused too long, d's build long dead; then the least recently used until 250 bytes fit
+    # (new.tar, just built, is never dropped; a build under way keeps its temporary file).
+    assert left == ["2/.e.tar.y.tmp", "2/b.tar", "2/c.tar", "3/new.tar"]
+
+
+def test_archives_go_with_their_project(api, rt, alice, setup):
+    project, work = setup
+    work.commit("one", {"README.md": "hello\n"})
+    work.push()
+    assert api.as_(alice).get(f"/projects/{project.id}/repository/archive").status_code == 200
+    assert len(archive_files(rt, project)) == 1
+    assert api.as_(alice).delete(f"/projects/{project.id}").status_code == 200
+    assert not (rt.config.archive_cache_dir / str(project.id)).exists()

@@ -3,9 +3,8 @@ archives, and commits of one file change."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import logging
+import os
 
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
@@ -21,7 +20,6 @@ from ..params import Choice, Str
 from ..registry import API
 from ..replies import json_body
 
-log = logging.getLogger("codeyard.repository")
 READ = (project_guard(policy.DOWNLOAD_CODE),)
 PUSH = (project_guard(policy.DOWNLOAD_CODE, policy.PUSH_CODE),)
 REPOSITORY = "/projects/:id/repository"
@@ -121,34 +119,23 @@ ARCHIVE_FORMATS = {
     REPOSITORY + "/archive",
     guards=READ,
     params=(Str("sha", doc="Commit, branch or tag (default: the default branch)"), Choice("format", tuple(ARCHIVE_FORMATS))),
-    summary="An archive of the repository at a commit, streamed from `git archive`",
+    summary="An archive of the repository at a commit (cached on disk per commit and format)",
 )
-def get_archive(ctx: Ctx):
-    path, sha = repository.archive_source(ctx.rt, ctx.project, ctx.args.get("sha"))
+async def get_archive(ctx: Ctx):
+    path, sha = await _read(ctx, repository.archive_source, ctx.args.get("sha"))
     git_format, extension, media_type = ARCHIVE_FORMATS[ctx.args.get("format", "tar.gz")]
     name = f"{ctx.project.path}-{sha}"
-    return StreamingResponse(
-        _git_archive(path, git_format, name, sha),
-        media_type=media_type,
-        headers={"content-disposition": f'attachment; filename="{name}.{extension}"'},
-    )
+    handle = await ctx.rt.archives.open(path, ctx.project.id, sha, git_format, name, f"{name}.{extension}")
+    headers = {"content-disposition": f'attachment; filename="{name}.{extension}"',
+               "content-length": str(os.fstat(handle.fileno()).st_size)}  # fmt: skip
+    return StreamingResponse(_file_chunks(handle), media_type=media_type, headers=headers)
 
 
-async def _git_archive(path, git_format: str, prefix: str, sha: str):
-    """The archive's bytes as git writes them; git is stopped if the client goes away."""
-    process = await asyncio.create_subprocess_exec(
-        "git", "--git-dir", str(path), "archive", f"--format={git_format}", f"--prefix={prefix}/", sha,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        while chunk := await process.stdout.read(64 * 1024):
+def _file_chunks(handle):
+    """The open file's bytes, then it is closed (Starlette reads a plain iterator in a worker thread)."""
+    with handle:
+        while chunk := handle.read(64 * 1024):
             yield chunk
-        if await process.wait() != 0:
-            log.error("git archive of %s at %s failed (exit %s)", path, sha, process.returncode)
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
 
 
 def _file_params(with_content: bool) -> tuple:
