@@ -18,6 +18,7 @@ import pytest
 from codeyard.app import CodeyardApp, build_router
 from codeyard.git import archives as git_archives
 from codeyard.git import diffs, repo, storage
+from codeyard.services import repository as repository_service
 from codeyard.services.archives import ArchiveBusy, ArchiveCache
 
 from ..support import WorkingCopy
@@ -137,10 +138,8 @@ def test_a_comparison_past_its_deadline_says_compare_timeout(api, rt, alice, set
 # --- blobs ----------------------------------------------------------------------------------------
 
 
-def asgi_get(rt, path: str, token: str) -> tuple[int, int, int]:
-    """GET PATH straight through the ASGI app, throwing the body away as it arrives:
-    (status, body bytes, peak bytes Python allocated while serving)."""
-    app = CodeyardApp(rt, build_router(), owns_runtime=False)
+async def asgi_call(app, path: str, token: str) -> tuple[int, int]:
+    """GET PATH straight through the ASGI app, throwing the body away as it arrives: (status, body bytes)."""
     scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.split("?")[0].encode(),
              "query_string": path.partition("?")[2].encode(), "headers": [(b"private-token", token.encode())],
              "scheme": "http", "server": ("testserver", 80), "client": ("127.0.0.1", 1), "root_path": "",
@@ -160,13 +159,20 @@ def asgi_get(rt, path: str, token: str) -> tuple[int, int, int]:
         else:
             answer["length"] += len(message.get("body", b""))
 
+    await app(scope, receive, send)
+    return answer["status"], answer["length"]
+
+
+def asgi_get(rt, path: str, token: str) -> tuple[int, int, int]:
+    """(status, body bytes, peak bytes Python allocated while serving) of GET PATH."""
+    app = CodeyardApp(rt, build_router(), owns_runtime=False)
     tracemalloc.start()
     try:
-        asyncio.run(app(scope, receive, send))
+        status, length = asyncio.run(asgi_call(app, path, token))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    return answer["status"], answer["length"], peak
+    return status, length, peak
 
 
 def test_a_big_blob_is_streamed_with_bounded_memory(rt, alice, setup):
@@ -219,6 +225,33 @@ def test_raw_blobs_take_hex_ids_only(api, rt, alice, setup, sha):
     assert response.status_code == 404 and response.json() == {"message": "404 Blob Not Found"}
     assert snapshot(rt, project) == before
     assert not (work.path / "x").exists() and not (rt.config.data_dir / "x").exists()
+
+
+def test_a_slow_repository_read_does_not_hold_up_other_requests(rt, alice, setup, monkeypatch):
+    project, work = setup
+    work.commit("one", {"README.md": "hello\n"})
+    work.push()
+    real = repository_service.tree
+
+    def slow_tree(*args):
+        time.sleep(1)
+        return real(*args)
+
+    monkeypatch.setattr(repository_service, "tree", slow_tree)
+    app = CodeyardApp(rt, build_router(), owns_runtime=False)
+    base = f"/api/v3/projects/{project.id}/repository"
+
+    async def both():
+        slow = asyncio.ensure_future(asgi_call(app, f"{base}/tree", alice.token))
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        fast = await asgi_call(app, f"{base}/commits/master", alice.token)
+        took = time.monotonic() - started
+        return fast, took, slow.done(), await slow
+
+    fast, took, slow_done, slow = asyncio.run(both())
+    assert fast[0] == 200 and slow[0] == 200
+    assert took < 0.5 and not slow_done
 
 
 # --- archives -------------------------------------------------------------------------------------
