@@ -19,7 +19,7 @@ import pygit2
 from .repo import NotInRepository, open_repository, resolve
 
 STREAM_ABOVE = 1024 * 1024
-CHUNK = 48 * 1024  # a multiple of 3: the base64 of consecutive chunks joins without padding
+CHUNK = 384 * 1024  # a multiple of 3: the base64 of consecutive chunks joins without padding
 BLOB_SHA = re.compile(r"[0-9a-fA-F]{4,40}")
 
 
@@ -96,7 +96,7 @@ async def chunks(blob: Blob) -> AsyncIterator[bytes]:
     """The content as `git cat-file` writes it; git is stopped if the reader goes away."""
     process = await asyncio.create_subprocess_exec(
         "git", "--git-dir", str(blob.repository), "cat-file", "blob", blob.id,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=CHUNK,
     )  # fmt: skip
     try:
         while chunk := await _read_full(process.stdout):
