@@ -79,6 +79,13 @@ def test_a_huge_file_diff_is_too_large_and_not_rendered(api, rt, alice, setup):
     assert {d["new_path"]: d["too_large"] for d in compared.json()["diffs"]} == {
         "huge.txt": True, "wide.txt": True, "small.txt": False}  # fmt: skip
     assert snapshot(rt, project) == before
+    tracemalloc.start()
+    try:
+        diffs.commit_diff(storage.repository_path(rt.config.repositories_dir, project.id), big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1024 * 1024  # the 3.5 MB patch of huge.txt was never rendered
 
 
 def test_files_past_the_response_budget_are_collapsed(api, rt, alice, setup):

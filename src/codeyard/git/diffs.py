@@ -124,6 +124,16 @@ def _sizes(odb: pygit2.Odb, delta: pygit2.DiffDelta) -> int:
     return max(_blob_size(odb, delta.old_file), _blob_size(odb, delta.new_file))
 
 
+def _patch_within(diff: pygit2.Diff, index: int, max_bytes: int) -> str | None:
+    """The file's patch without headers, or None if it is over MAX_BYTES (refused before it is split
+    into lines when the whole text already is)."""
+    whole = diff[index].text or ""
+    if len(whole) > max_bytes:
+        return None
+    text = _without_headers(whole)
+    return text if len(text.encode()) <= max_bytes else None
+
+
 def file_diffs(repository: pygit2.Repository, diff: pygit2.Diff, limits: DiffLimits | None = None) -> list[FileDiff]:
     """The files of DIFF within LIMITS (default `LIMITS`), in git's order."""
     limits = limits or LIMITS
@@ -138,8 +148,8 @@ def file_diffs(repository: pygit2.Repository, diff: pygit2.Diff, limits: DiffLim
         elif _sizes(odb, delta) > limits.max_blob_bytes:
             found.append(_entry(delta, too_large=True))
         else:
-            text = _without_headers(diff[index].text or "")
-            if len(text.encode()) > limits.max_patch_bytes:
+            text = _patch_within(diff, index, limits.max_patch_bytes)
+            if text is None:
                 found.append(_entry(delta, too_large=True))
             else:
                 budget.spend(text)
