@@ -184,7 +184,7 @@ def asgi_get(rt, path: str, token: str) -> tuple[int, int, int]:
 
 def test_a_big_blob_is_streamed_with_bounded_memory(rt, alice, setup):
     project, work = setup
-    size = 32 * 1024 * 1024
+    size = 16 * 1024 * 1024
     commit_many(work, "big", {"big.bin": b"0123456789abcdef" * (size // 16)})
     work.push()
     blob_id = work.git("rev-parse", "HEAD:big.bin")
