@@ -18,6 +18,7 @@ import argparse
 import os
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -82,6 +83,25 @@ def memory_mb(pid: int, field: str) -> float:
         return next(int(line.split()[1]) for line in status if line.startswith(field)) / 1024
 
 
+def rss_growth(pid: int, action) -> tuple[object, float]:
+    """(what ACTION returns, the most the server's resident memory grew while it ran, sampled every 2 ms)."""
+    before, highest, done = memory_mb(pid, "VmRSS:"), [0.0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            highest[0] = max(highest[0], memory_mb(pid, "VmRSS:"))
+            time.sleep(0.002)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        result = action()
+    finally:
+        done.set()
+        sampler.join()
+    return result, max(highest[0], memory_mb(pid, "VmRSS:")) - before
+
+
 def fetch(url: str, token: str) -> tuple[float, int]:
     """(seconds, bytes) of GET URL, read in chunks and thrown away."""
     started, size = time.perf_counter(), 0
@@ -128,16 +148,13 @@ def main() -> None:
 
 
 def measure(pid: int, hosted: Path, sha: str, blob: str, api: str, token: str) -> dict:
-    results = {}
+    results = {"rss_mb": memory_mb(pid, "VmRSS:"), "hwm_mb": memory_mb(pid, "VmHWM:")}
     full = subprocess.run([PYTHON, "-c", FULL_RENDER, str(hosted), sha], check=True, capture_output=True, text=True)
     results["render_s"], results["render_mb"] = (float(value) for value in full.stdout.split())
-    before = memory_mb(pid, "VmHWM:")
-    results["diff_s"], _ = fetch(f"{api}/commits/{sha}/diff", token)
-    results["diff_mb"] = memory_mb(pid, "VmHWM:") - before
+    (results["diff_s"], _), results["diff_mb"] = rss_growth(pid, lambda: fetch(f"{api}/commits/{sha}/diff", token))
     results["cat_file_s"] = timed(lambda: to_null("cat-file", "blob", blob, cwd=hosted))
-    before = memory_mb(pid, "VmHWM:")
-    results["blob_s"], results["blob_bytes"] = fetch(f"{api}/raw_blobs/{blob}", token)
-    results["blob_mb"] = memory_mb(pid, "VmHWM:") - before
+    (results["blob_s"], results["blob_bytes"]), results["blob_mb"] = rss_growth(
+        pid, lambda: fetch(f"{api}/raw_blobs/{blob}", token))
     results["git_archive_s"] = timed(lambda: to_null("archive", "--format=tar.gz", sha, cwd=hosted))
     started = time.perf_counter()
     with ThreadPoolExecutor(20) as pool:
@@ -145,16 +162,19 @@ def measure(pid: int, hosted: Path, sha: str, blob: str, api: str, token: str) -
     results["archives_s"] = time.perf_counter() - started
     assert len(sizes) == 1, "the 20 archives differ"
     results["cached_s"], _ = fetch(f"{api}/archive", token)
+    results["end_hwm_mb"] = memory_mb(pid, "VmHWM:")
     return results
 
 
 def report(r: dict, args) -> None:
+    print(f"\nserver memory before the reads: {r['rss_mb']:.0f} MB resident, {r['hwm_mb']:.0f} MB peak;"
+          f" peak after them all: {r['end_hwm_mb']:.0f} MB")
     print(f"\ncommit diff with a {args.huge_mb} MB file changed")
-    print(f"  API (limits, too_large)        {r['diff_s']:7.3f} s   server peak growth {r['diff_mb']:6.0f} MB")
+    print(f"  API (limits, too_large)        {r['diff_s']:7.3f} s   server RSS growth {r['diff_mb']:6.0f} MB")
     print(f"  every patch rendered (before)  {r['render_s']:7.3f} s   peak growth {r['render_mb']:6.0f} MB")
     print(f"  ratio API/render               {r['diff_s'] / r['render_s']:7.3f}")
     print(f"\nraw blob of {r['blob_bytes'] / 1024 / 1024:.0f} MB")
-    print(f"  API (streamed)                 {r['blob_s']:7.3f} s   server peak growth {r['blob_mb']:6.0f} MB")
+    print(f"  API (streamed)                 {r['blob_s']:7.3f} s   server RSS growth {r['blob_mb']:6.0f} MB")
     print(f"  git cat-file on disk           {r['cat_file_s']:7.3f} s")
     print(f"  ratio API/cat-file             {r['blob_s'] / r['cat_file_s']:7.2f}")
     print("\narchive (tar.gz)")
