@@ -73,12 +73,17 @@ def tree(rt, project: Project, ref: str | None, subpath: str) -> list[repo.TreeE
         return repo.tree(path_of(rt, project), ref or project.head_branch, subpath)
 
 
+def file_blob(rt, project: Project, ref: str, file_path: str) -> content.Blob:
+    """The file's blob at REF, sized, not read."""
+    with reading(project, "File"):
+        return content.file_at(path_of(rt, project), ref, file_path)
+
+
 def file_at(rt, project: Project, ref: str, file_path: str) -> tuple[content.Blob, str | None]:
     """The file's blob (sized, not read) and the last commit that changed it."""
-    path = path_of(rt, project)
+    found = file_blob(rt, project, ref, file_path)
     with reading(project, "File"):
-        found = content.file_at(path, ref, file_path)
-        return found, repo.last_commit_for(path, ref, file_path)
+        return found, repo.last_commit_for(path_of(rt, project), ref, file_path)
 
 
 def blob(rt, project: Project, sha: str) -> content.Blob:

@@ -201,7 +201,7 @@ async def _raw(ctx: Ctx, found) -> Response:
     summary="The raw content of a file at a commit, branch or tag",
 )
 async def get_blob_at(ctx: Ctx):
-    found, _ = await _read(ctx, repository.file_at, ctx.path_params["sha"], ctx.args["filepath"])
+    found = await _read(ctx, repository.file_blob, ctx.path_params["sha"], ctx.args["filepath"])
     return await _raw(ctx, found)
 
 
