@@ -215,6 +215,9 @@ def test_big_blobs_arrive_whole(api, rt, alice, setup):
     assert body == {"file_name": "big.bin", "file_path": "dir/big.bin", "size": len(data), "encoding": "base64",
                     "ref": "master", "blob_id": blob_id, "commit_id": work.git("rev-parse", "HEAD"),
                     "last_commit_id": work.git("rev-parse", "HEAD")}  # fmt: skip
+    for cut in ("small.txt\x00junk", "dir/big.bin\x00"):  # libgit2 alone would read "small.txt"
+        refused = client.get(f"{base}/blobs/master", params={"filepath": cut})
+        assert refused.status_code == 404 and refused.json() == {"message": "404 File Not Found"}
     small = client.get(f"{base}/files", params={"file_path": "small.txt", "ref": "master"}).json()
     assert base64.b64decode(small["content"]) == b"small\n"
     assert snapshot(rt, project) == before

@@ -25,7 +25,8 @@ def build(repository: Path, sha: str, git_format: str, prefix: str, target: Path
     try:
         with open(temporary, "wb") as out:
             subprocess.run(
-                ["git", "--git-dir", str(repository), "archive", f"--format={git_format}", f"--prefix={prefix}/", sha],
+                ["git", "--git-dir", str(repository), "archive", f"--format={git_format}", f"--prefix={prefix}/",
+                 "--end-of-options", sha],
                 stdout=out, stderr=subprocess.PIPE, timeout=timeout, check=True,
             )  # fmt: skip
         os.replace(temporary, target)

@@ -49,6 +49,8 @@ def file_at(path: Path, ref: str, file_path: str) -> Blob:
     """The blob at FILE_PATH in the commit REF names."""
     repository = open_repository(path)
     target = resolve(repository, ref)
+    if "\x00" in file_path:  # libgit2 would cut the path there
+        raise NotInRepository(file_path)
     try:
         entry = target.tree[file_path.strip("/")]
     except (KeyError, ValueError) as error:

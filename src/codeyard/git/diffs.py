@@ -187,9 +187,9 @@ def compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLim
     base_commit, head_commit = resolve(repository, base), resolve(repository, head)
     base_id, head_id = str(base_commit.id), str(head_commit.id)
     try:
-        merged = _git(path, limits.compare_seconds, "merge-base", base_id, head_id).stdout.strip()
+        merged = _git(path, limits.compare_seconds, "merge-base", "--end-of-options", base_id, head_id).stdout.strip()
         listed = _git(path, limits.compare_seconds, "rev-list", "--topo-order", f"--max-count={limit}",
-                      head_id, f"^{base_id}", "--")  # fmt: skip
+                      "--end-of-options", head_id, f"^{base_id}", "--")  # fmt: skip
     except _TimedOut:
         return Comparison(commit_info(head_commit), [], [], timed_out=True)
     newest = [commit_info(repository[pygit2.Oid(hex=line)]) for line in listed.stdout.split()]
