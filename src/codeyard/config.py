@@ -43,6 +43,7 @@ class Config:
     header_timeout: float = 20.0
     body_timeout: float = 60.0
     max_connections: int = 512
+    archive_cache_mb: int = 1024  # archives kept on disk beyond this are dropped, least recently used first
 
     @property
     def repositories_dir(self) -> Path:
@@ -55,6 +56,10 @@ class Config:
     @property
     def tmp_dir(self) -> Path:
         return self.data_dir / "tmp"
+
+    @property
+    def archive_cache_dir(self) -> Path:
+        return self.data_dir / "cache" / "archives"
 
     @property
     def secret_key_path(self) -> Path:
@@ -97,6 +102,7 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         header_timeout=float(env.get("CODEYARD_HEADER_TIMEOUT", 20)),
         body_timeout=float(env.get("CODEYARD_BODY_TIMEOUT", 60)),
         max_connections=int(env.get("CODEYARD_MAX_CONNECTIONS", 512)),
+        archive_cache_mb=int(env.get("CODEYARD_ARCHIVE_CACHE_MB", 1024)),
     )
     return config.with_overrides(**overrides) if overrides else config
 
@@ -121,6 +127,7 @@ def to_env(config: Config) -> dict[str, str]:
         "CODEYARD_HEADER_TIMEOUT": str(config.header_timeout),
         "CODEYARD_BODY_TIMEOUT": str(config.body_timeout),
         "CODEYARD_MAX_CONNECTIONS": str(config.max_connections),
+        "CODEYARD_ARCHIVE_CACHE_MB": str(config.archive_cache_mb),
     }
     if config.root_password:
         env["CODEYARD_ROOT_PASSWORD"] = config.root_password

@@ -8,6 +8,7 @@ import secrets
 
 from .config import Config
 from .db.engine import Database
+from .services.archives import ArchiveCache
 from .services.credentials import PasswordHasher
 from .services.passwords import PasswordGate, PasswordThrottle
 from .services.settings import PresentationCache
@@ -28,6 +29,7 @@ class Runtime:
         )
         self.presentation = PresentationCache(self.db)
         self.secret_key = load_secret_key(config)
+        self.archives = ArchiveCache(config.archive_cache_dir, config.archive_cache_mb * 1024 * 1024)
 
     def close(self) -> None:
         self.password_gate.close()

@@ -50,7 +50,7 @@ def test_commit_diff(api, alice, setup, users):
     assert by_path["a.txt"] == {
         "old_path": "a.txt", "new_path": "a.txt", "a_mode": "100644", "b_mode": "100644",
         "diff": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n",
-        "new_file": False, "renamed_file": False, "deleted_file": False,
+        "new_file": False, "renamed_file": False, "deleted_file": False, "too_large": False, "collapsed": False,
     }  # fmt: skip
     assert by_path["new.txt"]["new_file"] is True and by_path["new.txt"]["a_mode"] == "0"
     assert by_path["old.txt"]["deleted_file"] is True and by_path["old.txt"]["diff"].startswith("--- a/old.txt\n+++ /dev/null")

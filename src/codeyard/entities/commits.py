@@ -36,7 +36,7 @@ def repo_commit_detail(info) -> dict:
 
 
 def repo_diff(found) -> dict:
-    """RepoDiff (reference 10): FOUND is git.repo.FileDiff."""
+    """RepoDiff (reference 10) with GitLab 8's `too_large` and `collapsed`: FOUND is git.diffs.FileDiff."""
     return {
         "old_path": found.old_path,
         "new_path": found.new_path,
@@ -46,16 +46,18 @@ def repo_diff(found) -> dict:
         "new_file": found.new_file,
         "renamed_file": found.renamed_file,
         "deleted_file": found.deleted_file,
+        "too_large": found.too_large,
+        "collapsed": found.collapsed,
     }
 
 
 def comparison(found, same_ref: bool) -> dict:
-    """GitLab's Compare entity: FOUND is git.repo.Comparison."""
+    """GitLab's Compare entity: FOUND is git.diffs.Comparison."""
     return {
         "commit": repo_commit(found.head) if found.commits else None,
         "commits": [repo_commit(info) for info in found.commits],
         "diffs": [repo_diff(diff) for diff in found.diffs],
-        "compare_timeout": False,
+        "compare_timeout": found.timed_out,
         "compare_same_ref": same_ref,
     }
 

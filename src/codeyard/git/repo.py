@@ -229,38 +229,6 @@ def tree(path: Path, ref: str, subpath: str = "") -> list[TreeEntry]:
     return sorted(entries, key=lambda e: (e.type != "tree", e.name))
 
 
-@dataclass(frozen=True)
-class FileAtRef:
-    blob_id: str
-    commit_id: str
-    content: bytes
-    size: int
-
-
-def file_at(path: Path, ref: str, file_path: str) -> FileAtRef:
-    repository = open_repository(path)
-    target = resolve(repository, ref)
-    try:
-        entry = target.tree[file_path.strip("/")]
-    except (KeyError, ValueError) as error:
-        raise NotInRepository(file_path) from error
-    blob = repository[entry.id]
-    if not isinstance(blob, pygit2.Blob):
-        raise NotInRepository(file_path)
-    return FileAtRef(str(blob.id), str(target.id), blob.data, blob.size)
-
-
-def blob(path: Path, sha: str) -> bytes:
-    repository = open_repository(path)
-    try:
-        found = repository.revparse_single(sha)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as error:
-        raise NotInRepository(sha) from error
-    if not isinstance(found, pygit2.Blob):
-        raise NotInRepository(sha)
-    return found.data
-
-
 def last_commit_for(path: Path, ref: str, file_path: str) -> str | None:
     """The newest commit reachable from REF that changed FILE_PATH."""
     result = subprocess.run(
@@ -313,84 +281,6 @@ def changed_paths(path: Path, sha: str) -> tuple[list[str], list[str], list[str]
         else:
             modified.append(delta.new_file.path)
     return added, modified, removed
-
-
-@dataclass(frozen=True)
-class FileDiff:
-    """One changed file (GitLab's RepoDiff): paths, octal modes, flags and the patch text."""
-
-    old_path: str
-    new_path: str
-    a_mode: str
-    b_mode: str
-    diff: str
-    new_file: bool
-    renamed_file: bool
-    deleted_file: bool
-
-
-_HEADER_LINES = ("diff --git ", "index ", "old mode ", "new mode ", "new file mode ", "deleted file mode ",
-                 "similarity index ", "dissimilarity index ", "rename from ", "rename to ", "copy from ", "copy to ")
-
-
-def _without_headers(patch: str) -> str:
-    """Like GitLab, the patch without its `diff --git`/`index`/mode lines: from `---` on, or the
-    `Binary files ... differ` line, or nothing for a pure rename or mode change."""
-    lines = patch.splitlines(keepends=True)
-    skip = 0
-    while skip < len(lines) and lines[skip].startswith(_HEADER_LINES):
-        skip += 1
-    return "".join(lines[skip:])
-
-
-def _file_diffs(diff: pygit2.Diff) -> list[FileDiff]:
-    diff.find_similar()
-    found = []
-    for patch in diff:
-        delta = patch.delta
-        found.append(
-            FileDiff(
-                old_path=delta.old_file.path,
-                new_path=delta.new_file.path,
-                a_mode=f"{delta.old_file.mode:o}" if delta.old_file.mode else "0",
-                b_mode=f"{delta.new_file.mode:o}" if delta.new_file.mode else "0",
-                diff=_without_headers(patch.text or ""),
-                new_file=delta.status_char() == "A",
-                renamed_file=delta.status_char() == "R",
-                deleted_file=delta.status_char() == "D",
-            )
-        )
-    return found
-
-
-def commit_diff(path: Path, sha: str) -> list[FileDiff]:
-    """What the commit SHA changed against its first parent (everything, for a root commit)."""
-    repository = open_repository(path)
-    found = resolve(repository, sha)
-    if found.parents:
-        return _file_diffs(repository.diff(found.parents[0], found))
-    return _file_diffs(found.tree.diff_to_tree(swap=True))
-
-
-@dataclass(frozen=True)
-class Comparison:
-    head: CommitInfo | None
-    commits: list[CommitInfo]  # oldest first
-    diffs: list[FileDiff]
-
-
-def compare(path: Path, base: str, head: str, limit: int = 1000) -> Comparison:
-    """The commits on HEAD since it left BASE (at most LIMIT) and the diff from their merge base to
-    HEAD (git's `base...head`)."""
-    repository = open_repository(path)
-    base_commit, head_commit = resolve(repository, base), resolve(repository, head)
-    merge_base = repository.merge_base(base_commit.id, head_commit.id)
-    walker = repository.walk(head_commit.id, pygit2.enums.SortMode.TOPOLOGICAL)
-    walker.hide(base_commit.id)
-    newest = [commit_info(commit) for _, commit in zip(range(limit), walker, strict=False)]
-    start = repository[merge_base] if merge_base is not None else None
-    diff = repository.diff(start, head_commit) if start is not None else head_commit.tree.diff_to_tree(swap=True)
-    return Comparison(commit_info(head_commit), list(reversed(newest)), _file_diffs(diff))
 
 
 def tag_target(path: Path, name: str) -> tuple[str | None, str | None]:

@@ -335,11 +335,12 @@ def delete(session: Session, rt, actor, project: Project) -> None:
         )
     )
     repository = storage.repository_path(rt.config.repositories_dir, project.id)
-    uploads = rt.config.uploads_dir / str(project.id)
+    uploads, project_id = rt.config.uploads_dir / str(project.id), project.id
     session.delete(project)
     session.flush()
     on_commit(session, lambda: storage.remove(repository))
     on_commit(session, lambda: shutil.rmtree(uploads, ignore_errors=True))
+    on_commit(session, lambda: rt.archives.remove_project(project_id))
 
 
 def delete_all_in(session: Session, rt, actor, namespace_id: int) -> None:

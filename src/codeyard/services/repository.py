@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..db.models import Project
 from ..errors import NotFound, RepositoryUnavailable
-from ..git import repo, storage
+from ..git import content, diffs, repo, storage
 
 log = logging.getLogger("codeyard.repository")
 
@@ -54,14 +55,17 @@ def archive_source(rt, project: Project, ref: str | None) -> tuple[Path, str]:
         return path, repo.commit_id(path, ref or project.head_branch)
 
 
-def commit_diff(rt, project: Project, sha: str) -> list[repo.FileDiff]:
+def commit_diff(rt, project: Project, sha: str) -> list[diffs.FileDiff]:
     with reading(project, "Commit"):
-        return repo.commit_diff(path_of(rt, project), sha)
+        return diffs.commit_diff(path_of(rt, project), sha)
 
 
-def compare(rt, project: Project, base: str, head: str) -> repo.Comparison:
+def compare(rt, project: Project, base: str, head: str) -> diffs.Comparison:
     with reading(project, "Commit"):
-        return repo.compare(path_of(rt, project), base, head)
+        found = diffs.compare(path_of(rt, project), base, head)
+    if found.timed_out:
+        log.warning("comparing %s...%s in project %s timed out", base, head, project.id)
+    return found
 
 
 def tree(rt, project: Project, ref: str | None, subpath: str) -> list[repo.TreeEntry]:
@@ -69,14 +73,31 @@ def tree(rt, project: Project, ref: str | None, subpath: str) -> list[repo.TreeE
         return repo.tree(path_of(rt, project), ref or project.head_branch, subpath)
 
 
-def file_at(rt, project: Project, ref: str, file_path: str) -> tuple[repo.FileAtRef, str | None]:
-    """The file and the last commit that changed it."""
-    path = path_of(rt, project)
+def file_blob(rt, project: Project, ref: str, file_path: str) -> content.Blob:
+    """The file's blob at REF, sized, not read."""
     with reading(project, "File"):
-        found = repo.file_at(path, ref, file_path)
-        return found, repo.last_commit_for(path, ref, file_path)
+        return content.file_at(path_of(rt, project), ref, file_path)
 
 
-def blob(rt, project: Project, sha: str) -> bytes:
+def file_at(rt, project: Project, ref: str, file_path: str) -> tuple[content.Blob, str | None]:
+    """The file's blob (sized, not read) and the last commit that changed it."""
+    found = file_blob(rt, project, ref, file_path)
+    with reading(project, "File"):
+        return found, repo.last_commit_for(path_of(rt, project), ref, file_path)
+
+
+def blob(rt, project: Project, sha: str) -> content.Blob:
     with reading(project, "Blob"):
-        return repo.blob(path_of(rt, project), sha)
+        return content.blob_by_id(path_of(rt, project), sha)
+
+
+def blob_content(rt, project: Project, found: content.Blob) -> bytes:
+    """The whole content of a blob small enough to hold (see `content.Blob.streamed`)."""
+    with reading(project, "Blob"):
+        return content.read(found)
+
+
+def blob_chunks(found: content.Blob, encoded: bool = False) -> AsyncIterator[bytes]:
+    """The blob's bytes streamed from git, base64 encoded if ENCODED (for JSON)."""
+    chunks = content.chunks(found)
+    return content.base64_chunks(chunks) if encoded else chunks

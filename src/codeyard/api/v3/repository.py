@@ -3,9 +3,8 @@ archives, and commits of one file change."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import logging
+import os
 
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
@@ -20,11 +19,19 @@ from ..context import Ctx
 from ..guards import project_guard
 from ..params import Choice, Str
 from ..registry import API
+from ..replies import json_body
 
-log = logging.getLogger("codeyard.repository")
 READ = (project_guard(policy.DOWNLOAD_CODE),)
 PUSH = (project_guard(policy.DOWNLOAD_CODE, policy.PUSH_CODE),)
 REPOSITORY = "/projects/:id/repository"
+
+
+async def _read(ctx: Ctx, read, *args):
+    """READ(rt, project, *ARGS) off the event loop, so a slow git never holds up other requests;
+    the read transaction ends first (git needs no database)."""
+    project = ctx.project
+    ctx.commit()
+    return await run_in_threadpool(read, ctx.rt, project, *args)
 
 
 @API.get(
@@ -36,24 +43,18 @@ REPOSITORY = "/projects/:id/repository"
 )
 async def list_commits(ctx: Ctx):
     window = paging.window(ctx)
-    project = ctx.project
-    ctx.commit()  # counting commits runs git: end the read transaction before waiting on it
-    total, found = await run_in_threadpool(
-        repository.commits, ctx.rt, project, ctx.args.get("ref_name"), window.offset, window.limit
-    )
+    total, found = await _read(ctx, repository.commits, ctx.args.get("ref_name"), window.offset, window.limit)
     return paging.Page([repo_commit(info) for info in found], total, window)
 
 
 @API.get(REPOSITORY + "/commits/:sha", guards=READ, summary="A commit")
-def get_commit(ctx: Ctx):
-    return repo_commit_detail(repository.commit(ctx.rt, ctx.project, ctx.path_params["sha"]))
+async def get_commit(ctx: Ctx):
+    return repo_commit_detail(await _read(ctx, repository.commit, ctx.path_params["sha"]))
 
 
 @API.get(REPOSITORY + "/commits/:sha/diff", guards=READ, summary="What a commit changed against its first parent")
 async def get_commit_diff(ctx: Ctx):
-    project = ctx.project
-    ctx.commit()  # diffing runs outside the event loop: end the read transaction first
-    found = await run_in_threadpool(repository.commit_diff, ctx.rt, project, ctx.path_params["sha"])
+    found = await _read(ctx, repository.commit_diff, ctx.path_params["sha"])
     return [repo_diff(diff) for diff in found]
 
 
@@ -64,9 +65,8 @@ async def get_commit_diff(ctx: Ctx):
     summary="Commits and diff from one ref to another (from the merge base, like `git diff from...to`)",
 )
 async def compare_refs(ctx: Ctx):
-    project, base, head = ctx.project, ctx.args["from"], ctx.args["to"]
-    ctx.commit()
-    found = await run_in_threadpool(repository.compare, ctx.rt, project, base, head)
+    base, head = ctx.args["from"], ctx.args["to"]
+    found = await _read(ctx, repository.compare, base, head)
     return comparison(found, same_ref=base == head)
 
 
@@ -76,8 +76,8 @@ async def compare_refs(ctx: Ctx):
     params=(Str("path"), Str("ref_name")),
     summary="Entries of a directory at a ref",
 )
-def get_tree(ctx: Ctx):
-    entries = repository.tree(ctx.rt, ctx.project, ctx.args.get("ref_name"), ctx.args.get("path", ""))
+async def get_tree(ctx: Ctx):
+    entries = await _read(ctx, repository.tree, ctx.args.get("ref_name"), ctx.args.get("path", ""))
     return [{"id": e.id, "name": e.name, "type": e.type, "mode": e.mode, "path": e.path} for e in entries]
 
 
@@ -87,20 +87,24 @@ def get_tree(ctx: Ctx):
     params=(Str("file_path", required=True), Str("ref", required=True)),
     summary="A file at a ref, base64 encoded",
 )
-def get_file(ctx: Ctx):
+async def get_file(ctx: Ctx):
     file_path, ref = ctx.args["file_path"].strip("/"), ctx.args["ref"]
-    found, last = repository.file_at(ctx.rt, ctx.project, ref, file_path)
-    return {
-        "file_name": file_path.rsplit("/", 1)[-1],
-        "file_path": file_path,
-        "size": found.size,
-        "encoding": "base64",
-        "content": base64.b64encode(found.content).decode(),
-        "ref": ref,
-        "blob_id": found.blob_id,
-        "commit_id": found.commit_id,
-        "last_commit_id": last,
-    }
+    found, last = await _read(ctx, repository.file_at, ref, file_path)
+    head = {"file_name": file_path.rsplit("/", 1)[-1], "file_path": file_path, "size": found.size, "encoding": "base64"}
+    tail = {"ref": ref, "blob_id": found.id, "commit_id": found.commit_id, "last_commit_id": last}
+    if not found.streamed:
+        data = await run_in_threadpool(repository.blob_content, ctx.rt, ctx.project, found)
+        return {**head, "content": base64.b64encode(data).decode(), **tail}
+    return StreamingResponse(_json_around(head, repository.blob_chunks(found, encoded=True), tail),
+                             media_type="application/json")  # fmt: skip
+
+
+async def _json_around(head: dict, text, tail: dict):
+    """`{**HEAD, "content": <TEXT>, **TAIL}` as JSON, TEXT (JSON-safe bytes) streamed in between."""
+    yield json_body(head)[:-1] + b',"content":"'
+    async for chunk in text:
+        yield chunk
+    yield b'",' + json_body(tail)[1:]
 
 
 # format parameter -> (git archive --format, file extension, Content-Type)
@@ -116,34 +120,23 @@ ARCHIVE_FORMATS = {
     REPOSITORY + "/archive",
     guards=READ,
     params=(Str("sha", doc="Commit, branch or tag (default: the default branch)"), Choice("format", tuple(ARCHIVE_FORMATS))),
-    summary="An archive of the repository at a commit, streamed from `git archive`",
+    summary="An archive of the repository at a commit (cached on disk per commit and format)",
 )
-def get_archive(ctx: Ctx):
-    path, sha = repository.archive_source(ctx.rt, ctx.project, ctx.args.get("sha"))
+async def get_archive(ctx: Ctx):
+    path, sha = await _read(ctx, repository.archive_source, ctx.args.get("sha"))
     git_format, extension, media_type = ARCHIVE_FORMATS[ctx.args.get("format", "tar.gz")]
     name = f"{ctx.project.path}-{sha}"
-    return StreamingResponse(
-        _git_archive(path, git_format, name, sha),
-        media_type=media_type,
-        headers={"content-disposition": f'attachment; filename="{name}.{extension}"'},
-    )
+    handle = await ctx.rt.archives.open(path, ctx.project.id, sha, git_format, name, f"{name}.{extension}")
+    headers = {"content-disposition": f'attachment; filename="{name}.{extension}"',
+               "content-length": str(os.fstat(handle.fileno()).st_size)}  # fmt: skip
+    return StreamingResponse(_file_chunks(handle), media_type=media_type, headers=headers)
 
 
-async def _git_archive(path, git_format: str, prefix: str, sha: str):
-    """The archive's bytes as git writes them; git is stopped if the client goes away."""
-    process = await asyncio.create_subprocess_exec(
-        "git", "--git-dir", str(path), "archive", f"--format={git_format}", f"--prefix={prefix}/", sha,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        while chunk := await process.stdout.read(64 * 1024):
+def _file_chunks(handle):
+    """The open file's bytes, then it is closed (Starlette reads a plain iterator in a worker thread)."""
+    with handle:
+        while chunk := handle.read(64 * 1024):
             yield chunk
-        if await process.wait() != 0:
-            log.error("git archive of %s at %s failed (exit %s)", path, sha, process.returncode)
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
 
 
 def _file_params(with_content: bool) -> tuple:
@@ -189,8 +182,17 @@ def delete_file(ctx: Ctx):
     return _change_file(ctx, files.DELETE)
 
 
-def _raw(content: bytes) -> Response:
-    return Response(content, media_type="text/plain; charset=utf-8", headers={"x-content-type-options": "nosniff"})
+RAW_HEADERS = {"x-content-type-options": "nosniff"}
+RAW_TYPE = "text/plain; charset=utf-8"
+
+
+async def _raw(ctx: Ctx, found) -> Response:
+    """The blob's bytes: read whole when small, streamed from git when big."""
+    if found.streamed:
+        headers = {**RAW_HEADERS, "content-length": str(found.size)}
+        return StreamingResponse(repository.blob_chunks(found), media_type=RAW_TYPE, headers=headers)
+    data = await run_in_threadpool(repository.blob_content, ctx.rt, ctx.project, found)
+    return Response(data, media_type=RAW_TYPE, headers=RAW_HEADERS)
 
 
 @API.get(
@@ -199,11 +201,11 @@ def _raw(content: bytes) -> Response:
     params=(Str("filepath", required=True),),
     summary="The raw content of a file at a commit, branch or tag",
 )
-def get_blob_at(ctx: Ctx):
-    found, _ = repository.file_at(ctx.rt, ctx.project, ctx.path_params["sha"], ctx.args["filepath"])
-    return _raw(found.content)
+async def get_blob_at(ctx: Ctx):
+    found = await _read(ctx, repository.file_blob, ctx.path_params["sha"], ctx.args["filepath"])
+    return await _raw(ctx, found)
 
 
-@API.get(REPOSITORY + "/raw_blobs/:sha", guards=READ, summary="The raw content of a blob by its SHA")
-def get_raw_blob(ctx: Ctx):
-    return _raw(repository.blob(ctx.rt, ctx.project, ctx.path_params["sha"]))
+@API.get(REPOSITORY + "/raw_blobs/:sha", guards=READ, summary="The raw content of a blob by its SHA (4 to 40 hex digits)")
+async def get_raw_blob(ctx: Ctx):
+    return await _raw(ctx, await _read(ctx, repository.blob, ctx.path_params["sha"]))

@@ -1,0 +1,188 @@
+"""Costly repository reads: what a huge diff, a big blob and archives cost a running codeyard.
+
+Builds a repository with a huge text file changed in one commit and a big binary blob, pushes it to
+a running codeyard, then measures, each against a baseline timed in the same run:
+- the commit's diff over the API against rendering every patch of that diff with pygit2 (what the
+  API did before the diff limits), with the memory each takes;
+- the big blob over the API (streamed) against `git cat-file blob` on disk, with the server's
+  memory growth;
+- 20 concurrent requests for one archive (cold cache) against one `git archive` on disk, then the
+  same archive again from the cache.
+
+    .venv/bin/python bench/repository_costs.py [--huge-mb 30] [--blob-mb 56]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from common import PYTHON, ROOT, codeyard_env, stop, uvicorn_command, wait_until_up
+
+SEED = """
+from codeyard import config
+from codeyard.db import migrate
+from codeyard.runtime import Runtime
+from codeyard.services import credentials, projects, users
+cfg = config.load()
+migrate.upgrade(cfg.database_url)
+rt = Runtime(cfg)
+with rt.db.transaction() as session:
+    user = users.create(session, {"username": "bench", "email": "bench@example.com", "name": "Bench"}, None)
+    _, token = credentials.issue_token(session, user.id, name="bench")
+    project = projects.create(session, rt, user, users.personal_namespace(session, user), {"name": "big"})
+print(token)
+"""
+
+# The old way: every patch of the diff rendered, then measured. Prints seconds and MB of peak growth.
+FULL_RENDER = """
+import sys, time, pygit2
+def rss(field):
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(field)) / 1024
+repository = pygit2.Repository(sys.argv[1])
+commit = repository.revparse_single(sys.argv[2])
+before = rss("VmRSS:")
+started = time.perf_counter()
+diff = repository.diff(commit.parents[0], commit)
+diff.find_similar()
+texts = [patch.text for patch in diff]
+print(time.perf_counter() - started, rss("VmHWM:") - before)
+"""
+
+
+def fast_import_stream(huge_mb: int, blob_mb: int) -> bytes:
+    """Two commits on master: a small start, then a huge text file, a big binary and a small change."""
+    huge = b"".join(b"line %d of a huge generated file\n" % i for i in range(huge_mb * 1024 * 1024 // 32))
+    blob = bytes(range(256)) * (blob_mb * 1024 * 1024 // 256)
+    parts = [b"commit refs/heads/master\nmark :1\ncommitter Bench <bench@example.com> 1450000000 +0000\n",
+             b"data 6\nstart\n", b"M 100644 inline small.txt\ndata 4\none\n",
+             b"commit refs/heads/master\nmark :2\ncommitter Bench <bench@example.com> 1450000100 +0000\n",
+             b"data 5\nhuge\nfrom :1\n", b"M 100644 inline small.txt\ndata 4\ntwo\n",
+             b"M 100644 inline huge.txt\ndata %d\n" % len(huge), huge, b"\n",
+             b"M 100644 inline big.bin\ndata %d\n" % len(blob), blob, b"\n"]  # fmt: skip
+    return b"".join(parts)
+
+
+def git(*args, cwd=None, env=None, input=None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=env, input=input, check=True, capture_output=True).stdout.decode()
+
+
+def to_null(*args, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+
+
+def memory_mb(pid: int, field: str) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith(field)) / 1024
+
+
+def rss_growth(pid: int, action) -> tuple[object, float]:
+    """(what ACTION returns, the most the server's resident memory grew while it ran, sampled every 2 ms)."""
+    before, highest, done = memory_mb(pid, "VmRSS:"), [0.0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            highest[0] = max(highest[0], memory_mb(pid, "VmRSS:"))
+            time.sleep(0.002)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        result = action()
+    finally:
+        done.set()
+        sampler.join()
+    return result, max(highest[0], memory_mb(pid, "VmRSS:")) - before
+
+
+def fetch(url: str, token: str) -> tuple[float, int]:
+    """(seconds, bytes) of GET URL, read in chunks and thrown away."""
+    started, size = time.perf_counter(), 0
+    with urllib.request.urlopen(urllib.request.Request(url, headers={"PRIVATE-TOKEN": token}), timeout=600) as answer:
+        while chunk := answer.read(1024 * 1024):
+            size += len(chunk)
+    return time.perf_counter() - started, size
+
+
+def timed(action) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--huge-mb", type=int, default=30)
+    parser.add_argument("--blob-mb", type=int, default=56)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
+        tmp = Path(tmp)
+        env, port = codeyard_env(tmp)
+        git_env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "HOME": str(tmp),
+                   "GIT_TERMINAL_PROMPT": "0"}  # fmt: skip
+        print(f"building a repository with a {args.huge_mb} MB text file and a {args.blob_mb} MB blob ...", flush=True)
+        source = tmp / "source.git"
+        git("init", "-q", "--bare", str(source), env=git_env)
+        git("fast-import", "--quiet", cwd=source, env=git_env, input=fast_import_stream(args.huge_mb, args.blob_mb))
+        token = subprocess.run([PYTHON, "-c", SEED], env=env, check=True, capture_output=True, text=True).stdout.split()[-1]
+        server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_until_up(base + "/-/health")
+            git("push", "-q", f"http://bench:{token}@127.0.0.1:{port}/bench/big.git", "master", cwd=source, env=git_env)
+            hosted = tmp / "data" / "repositories" / "1.git"
+            sha = git("rev-parse", "master", cwd=hosted).strip()
+            blob = git("rev-parse", "master:big.bin", cwd=hosted).strip()
+            api = f"{base}/api/v3/projects/1/repository"
+            results = measure(server.pid, hosted, sha, blob, api, token)
+        finally:
+            stop([server])
+    report(results, args)
+
+
+def measure(pid: int, hosted: Path, sha: str, blob: str, api: str, token: str) -> dict:
+    results = {"rss_mb": memory_mb(pid, "VmRSS:"), "hwm_mb": memory_mb(pid, "VmHWM:")}
+    full = subprocess.run([PYTHON, "-c", FULL_RENDER, str(hosted), sha], check=True, capture_output=True, text=True)
+    results["render_s"], results["render_mb"] = (float(value) for value in full.stdout.split())
+    (results["diff_s"], _), results["diff_mb"] = rss_growth(pid, lambda: fetch(f"{api}/commits/{sha}/diff", token))
+    results["cat_file_s"] = timed(lambda: to_null("cat-file", "blob", blob, cwd=hosted))
+    (results["blob_s"], results["blob_bytes"]), results["blob_mb"] = rss_growth(
+        pid, lambda: fetch(f"{api}/raw_blobs/{blob}", token))
+    results["git_archive_s"] = timed(lambda: to_null("archive", "--format=tar.gz", sha, cwd=hosted))
+    started = time.perf_counter()
+    with ThreadPoolExecutor(20) as pool:
+        sizes = {size for _, size in pool.map(lambda _: fetch(f"{api}/archive", token), range(20))}
+    results["archives_s"] = time.perf_counter() - started
+    assert len(sizes) == 1, "the 20 archives differ"
+    results["cached_s"], _ = fetch(f"{api}/archive", token)
+    results["end_hwm_mb"] = memory_mb(pid, "VmHWM:")
+    return results
+
+
+def report(r: dict, args) -> None:
+    print(f"\nserver memory before the reads: {r['rss_mb']:.0f} MB resident, {r['hwm_mb']:.0f} MB peak;"
+          f" peak after them all: {r['end_hwm_mb']:.0f} MB")
+    print(f"\ncommit diff with a {args.huge_mb} MB file changed")
+    print(f"  API (limits, too_large)        {r['diff_s']:7.3f} s   server RSS growth {r['diff_mb']:6.0f} MB")
+    print(f"  every patch rendered (before)  {r['render_s']:7.3f} s   peak growth {r['render_mb']:6.0f} MB")
+    print(f"  ratio API/render               {r['diff_s'] / r['render_s']:7.3f}")
+    print(f"\nraw blob of {r['blob_bytes'] / 1024 / 1024:.0f} MB")
+    print(f"  API (streamed)                 {r['blob_s']:7.3f} s   server RSS growth {r['blob_mb']:6.0f} MB")
+    print(f"  git cat-file on disk           {r['cat_file_s']:7.3f} s")
+    print(f"  ratio API/cat-file             {r['blob_s'] / r['cat_file_s']:7.2f}")
+    print("\narchive (tar.gz)")
+    print(f"  20 concurrent, cold cache      {r['archives_s']:7.3f} s")
+    print(f"  one git archive on disk        {r['git_archive_s']:7.3f} s")
+    print(f"  ratio 20 concurrent/one        {r['archives_s'] / r['git_archive_s']:7.2f}")
+    print(f"  from the cache                 {r['cached_s']:7.3f} s")
+
+
+if __name__ == "__main__":
+    main()
