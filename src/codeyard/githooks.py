@@ -26,7 +26,7 @@ from .policies.projects import Access
 
 def descends(old: str, new: str) -> bool:
     """Is NEW a descendant of OLD? (The pushed objects are visible through git's quarantine env.)"""
-    result = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], capture_output=True)
+    result = subprocess.run(["git", "merge-base", "--is-ancestor", "--end-of-options", old, new], capture_output=True)
     return result.returncode == 0
 
 

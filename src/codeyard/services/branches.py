@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from ..db.models import Project, ProtectedBranch
 from ..errors import BadRequest, CodeyardError, NotFound
 from ..git import repo
-from ..git.refs import HEADS, ZERO_SHA
+from ..git.refs import HEADS, ZERO_SHA, is_branch_name
 from . import pushes
 from .repository import path_of, reading
 
@@ -76,7 +76,7 @@ def unprotect(session: Session, rt, project: Project, name: str) -> Branch:
 
 def create(session: Session, rt, project: Project, user, name: str, ref: str) -> Branch:
     path = path_of(rt, project)
-    if not repo.valid_branch_name(name):
+    if not is_branch_name(name):
         raise BadRequest("Branch name is invalid")
     with reading(project, "Repository"):
         exists = repo.branch(path, name) is not None

@@ -131,7 +131,7 @@ def get_archive(ctx: Ctx):
 async def _git_archive(path, git_format: str, prefix: str, sha: str):
     """The archive's bytes as git writes them; git is stopped if the client goes away."""
     process = await asyncio.create_subprocess_exec(
-        "git", "--git-dir", str(path), "archive", f"--format={git_format}", f"--prefix={prefix}/", sha,
+        "git", "--git-dir", str(path), "archive", f"--format={git_format}", f"--prefix={prefix}/", "--end-of-options", sha,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     try:
