@@ -1,0 +1,85 @@
+"""Ref names that git or libgit2 would read differently from the permission checks: names not in
+canonical form are refused before any lookup (400 for changes), so a protected or default branch
+cannot be reached under another spelling; pushes of such names are refused by the pre-receive hook."""
+
+from __future__ import annotations
+
+import pytest
+
+from codeyard.db.models import Project
+from codeyard.git import storage
+
+from ..support import WorkingCopy
+from .state import Unchanged
+
+DEVELOPER = 30
+# Spellings of `master` that reach the server as another name (percent-encoded: neither the client
+# nor the router normalises them).
+NON_CANONICAL = ["ma%00ster", "master%00", "%2Fmaster", "master%2F", "%2F%2Fmaster", "master%2F.", "-master",
+                 "master.lock", "master~0", "master%20", "ma%01ster", "master@%7B0%7D"]  # fmt: skip
+# Spellings that the client or the router turns into `master` (or into no route at all).
+NORMALISED = ["/master", "//master", "master/", "./master", "master/.", "refs/heads/master"]
+
+
+@pytest.fixture
+def alice(users):
+    return users.create("alice")
+
+
+@pytest.fixture
+def hosted(rt, projects, alice, tmp_path):
+    """alice's project with master (protected, the default branch) and feature pushed."""
+    project = projects.create(alice, name="demo")
+    work = WorkingCopy(rt, project, tmp_path / "work")
+    work.commit("first")
+    work.git("branch", "feature")
+    work.push("master", "feature")
+    with rt.db.transaction() as session:
+        session.get(Project, project.id).default_branch = "master"
+    return project, storage.repository_path(rt.config.repositories_dir, project.id)
+
+
+@pytest.fixture
+def guarded(api, users, projects, alice, hosted):
+    """master protected; a developer who may not delete it."""
+    project, bare = hosted
+    api.as_(alice).put(f"/projects/{project.id}/repository/branches/master/protect")
+    dev = users.create("dev")
+    projects.add_member(project, dev, DEVELOPER)
+    return project, bare, dev
+
+
+@pytest.mark.parametrize("spelling", NON_CANONICAL)
+def test_non_canonical_names_are_refused_before_any_lookup(api, rt, alice, guarded, spelling):
+    project, bare, dev = guarded
+    state = Unchanged(rt, bare)
+    url = f"/projects/{project.id}/repository/branches/{spelling}"
+    deleted = api.as_(dev).delete(url)
+    assert deleted.status_code == 400 and deleted.json() == {"message": "Branch name is invalid"}
+    for action in ("protect", "unprotect"):
+        response = api.as_(alice).put(f"{url}/{action}")
+        assert response.status_code == 400 and response.json() == {"message": "Branch name is invalid"}, action
+    assert api.as_(alice).get(url).status_code == 404
+    state.check()
+
+
+@pytest.mark.parametrize("spelling", NORMALISED)
+def test_normalised_spellings_meet_the_same_checks(api, rt, guarded, spelling):
+    project, bare, dev = guarded
+    state = Unchanged(rt, bare)
+    deleted = api.as_(dev).delete(f"/projects/{project.id}/repository/branches/{spelling}")
+    assert deleted.status_code in (404, 405), deleted.text
+    state.check()
+
+
+def test_create_refuses_names_git_reads_otherwise(api, rt, alice, hosted):
+    project, bare = hosted
+    state = Unchanged(rt, bare)
+    url = f"/projects/{project.id}/repository/branches"
+    names = ["-x", "--output=x", "HEAD", "@", "a..b", "/x", "x/", "a//b", "x.lock", ".x", "a b", "a\x00b", "a~1",
+             "a:b", "a@{1}", "é" * 600, "x" * 1200]  # fmt: skip
+    for name in names:
+        response = api.as_(alice).post(url, json={"branch_name": name, "ref": "master"})
+        assert response.status_code == 400 and response.json() == {"message": "Branch name is invalid"}, name
+    state.check()
+    assert api.as_(alice).post(url, json={"branch_name": "ok/name", "ref": "master"}).status_code == 201
