@@ -4,6 +4,8 @@ cannot be reached under another spelling; pushes of such names are refused by th
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from codeyard.db.models import Project
@@ -83,3 +85,46 @@ def test_create_refuses_names_git_reads_otherwise(api, rt, alice, hosted):
         assert response.status_code == 400 and response.json() == {"message": "Branch name is invalid"}, name
     state.check()
     assert api.as_(alice).post(url, json={"branch_name": "ok/name", "ref": "master"}).status_code == 201
+
+
+@pytest.fixture
+def git(tmp_path):
+    from ..githttp.conftest import Git
+
+    return Git(tmp_path)
+
+
+PUSHED_NAMES = ["refs/heads/--output=pwned", "refs/heads/HEAD", "refs/tags/-v1", "refs/heads/x/" + "a" * 251,
+                "refs/heads/@"]  # fmt: skip
+
+
+def test_push_of_invalid_ref_names_is_refused(git, live, rt, alice, projects, tmp_path):
+    from ..githttp.conftest import repo_url
+
+    project = projects.create(alice, name="pushed")
+    bare = storage.repository_path(rt.config.repositories_dir, project.id)
+    url = repo_url(live, project, alice)
+    work = git.new_work("work")
+    git.commit(work, "README.md", "hello\n", "first")
+    git.run("push", url, "master", cwd=work)
+    for name in PUSHED_NAMES:
+        state = Unchanged(rt, bare)
+        # Together with a valid update: the whole push is refused.
+        git.commit(work, "more.txt", name, "more")
+        pushed = git.run("push", url, "master", f"master:{name}", cwd=work, check=False)
+        assert pushed.returncode != 0 and f"codeyard: The ref name is invalid: {name}" in pushed.stderr, name
+        state.check()
+    assert not (work / "pwned").exists() and not (tmp_path / "pwned").exists()
+
+
+def test_deleting_a_ref_of_an_invalid_name_is_allowed(git, live, rt, alice, projects):
+    from ..githttp.conftest import repo_url, server_ref
+
+    project = projects.create(alice, name="cleanup")
+    work = git.new_work("work")
+    git.commit(work, "README.md", "hello\n", "first")
+    git.run("push", repo_url(live, project, alice), "master", cwd=work)
+    bare = storage.repository_path(rt.config.repositories_dir, project.id)
+    subprocess.run(["git", "--git-dir", str(bare), "update-ref", "refs/heads/-bad", "master"], check=True)
+    git.run("push", repo_url(live, project, alice), ":refs/heads/-bad", cwd=work)
+    assert server_ref(rt, project, "refs/heads/-bad") is None
