@@ -12,6 +12,7 @@ from starlette.responses import Response, StreamingResponse
 
 from ...entities.commits import comparison, repo_commit, repo_commit_detail, repo_diff
 from ...errors import Invalid
+from ...git.paths import is_file_path
 from ...policies import projects as policy
 from ...services import files, repository
 from .. import paging
@@ -158,7 +159,7 @@ def _file_params(with_content: bool) -> tuple:
 
 def _change_file(ctx: Ctx, action: str) -> dict:
     file_path = ctx.args["file_path"].strip("/")
-    if not file_path or any(part in ("", ".", "..", ".git") for part in file_path.split("/")):
+    if not is_file_path(file_path):
         raise Invalid.field("file_path", "is invalid")
     content = None
     if action != files.DELETE:
