@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pygit2
 
-from .refs import HEADS, TAGS, ZERO_SHA, is_branch_name, is_revision, is_sha_prefix
+from .refs import HEADS, TAGS, is_branch_name, is_revision, is_sha_prefix
 
 
 class RepositoryUnavailable(Exception):
@@ -135,46 +135,6 @@ def create_branch(path: Path, name: str, target: str) -> CommitInfo:
         raise FileExistsError(name)
     repository.references.create(HEADS + name, commit.id)
     return commit_info(commit)
-
-
-class FileConflict(Exception):
-    """The file to create exists, or the file to change or delete does not."""
-
-
-class RefMoved(Exception):
-    """The branch moved while a commit for it was being written."""
-
-
-def commit_file(path: Path, branch: str, file_path: str, content: bytes | None, *, must_exist: bool,
-                message: str, author_name: str, author_email: str) -> tuple[str, str]:
-    """Commit one file change on BRANCH (CONTENT None deletes the file); returns (old SHA, new SHA).
-
-    MUST_EXIST says whether FILE_PATH must already be there (update, delete) or must not (create).
-    An empty repository gets its first commit. The branch moves only if it still points where it
-    did (`git update-ref` with the old value), so a concurrent push is never overwritten."""
-    repository = open_repository(path)
-    ref = repository.references.get(HEADS + branch)
-    if ref is None and any(name.startswith(HEADS) for name in repository.references):
-        raise NotInRepository(branch)
-    parent = ref.peel(pygit2.Commit) if ref is not None else None
-    index = pygit2.Index()
-    if parent is not None:
-        index.read_tree(parent.tree)
-    if (file_path in index) != must_exist:
-        raise FileConflict(file_path)
-    if content is None:
-        index.remove(file_path)
-    else:
-        index.add(pygit2.IndexEntry(file_path, repository.create_blob(content), pygit2.enums.FileMode.BLOB))
-    tree = index.write_tree(repository)
-    signature = pygit2.Signature(author_name, author_email)
-    new = repository.create_commit(None, signature, signature, message, tree, [parent.id] if parent else [])
-    old = str(parent.id) if parent is not None else ZERO_SHA
-    moved = subprocess.run(["git", "--git-dir", str(path), "update-ref", "--stdin", "-z"],
-                           input=f"update {HEADS + branch}\0{new}\0{old}\0".encode(), capture_output=True)  # fmt: skip
-    if moved.returncode != 0:
-        raise RefMoved(branch)
-    return old, str(new)
 
 
 def delete_branch(path: Path, name: str) -> str:

@@ -168,6 +168,8 @@ def _change_file(ctx: Ctx, action: str) -> dict:
             content = base64.b64decode(text, validate=True) if ctx.args.get("encoding") == "base64" else text.encode()
         except ValueError:
             raise Invalid.field("content", "is not valid base64") from None
+    if "\x00" in ctx.args["commit_message"]:
+        raise Invalid.field("commit_message", "is invalid")
     branch = ctx.args["branch_name"]
     files.change(ctx.session, ctx.rt, ctx.project, ctx.actor, ctx.access, action, branch, file_path, content,
                  ctx.args["commit_message"])  # fmt: skip
