@@ -128,3 +128,18 @@ def test_deleting_a_ref_of_an_invalid_name_is_allowed(git, live, rt, alice, proj
     subprocess.run(["git", "--git-dir", str(bare), "update-ref", "refs/heads/-bad", "master"], check=True)
     git.run("push", repo_url(live, project, alice), ":refs/heads/-bad", cwd=work)
     assert server_ref(rt, project, "refs/heads/-bad") is None
+
+
+def test_default_branch_must_be_a_canonical_existing_branch(api, rt, admin, alice, hosted):
+    project, bare = hosted
+    head = (bare / "HEAD").read_bytes()
+    state = Unchanged(rt, bare, (bare / "HEAD",))
+    url = f"/projects/{project.id}"
+    for name in ("/feature", "feature/", "//feature", "-feature", "HEAD", "fea\x00ture", "feature~0", "x" * 300):
+        response = api.as_(alice).put(url, json={"default_branch": name})
+        assert response.status_code == 400 and response.json()["message"].keys() == {"default_branch"}, name
+    assert api.as_(alice).put(url, json={"default_branch": "nope"}).status_code == 400
+    state.check()
+    assert api.as_(alice).get(url).json()["default_branch"] == "master" and (bare / "HEAD").read_bytes() == head
+    created = api.as_(admin).post(f"/projects/user/{alice.id}", json={"name": "other", "default_branch": "-x"})
+    assert created.status_code == 400 and created.json() == {"message": {"default_branch": ["is invalid"]}}
