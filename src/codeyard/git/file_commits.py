@@ -123,14 +123,16 @@ def _check_room(tree: pygit2.Tree, file_path: str) -> None:
 
 
 def _staging_repository(directory: Path, repository: Path) -> pygit2.Repository:
-    """An empty bare repository in DIRECTORY that reads the objects of REPOSITORY as an alternate
-    and writes new ones to its own object directory. It lives in REPOSITORY's objects/ under a
-    `tmp_` name, as git's own quarantine does: `git prune` removes one a crash left behind."""
-    (directory / "objects" / "info").mkdir(parents=True)
+    """An empty bare repository in DIRECTORY that reads the objects of REPOSITORY too (an alternate
+    known to libgit2 only: git's fsck of it sees just the new objects) and writes new ones to its
+    own object directory. It lives in REPOSITORY's objects/ under a `tmp_` name, as git's own
+    quarantine does: `git prune` removes one a crash left behind."""
+    (directory / "objects").mkdir()
     (directory / "refs").mkdir()
     (directory / "HEAD").write_text("ref: refs/heads/staging\n")
-    (directory / "objects" / "info" / "alternates").write_text(f"{(repository / 'objects').resolve()}\n")
-    return pygit2.Repository(str(directory))
+    staging = pygit2.Repository(str(directory))
+    staging.odb.add_disk_alternate(str(repository / "objects"))
+    return staging
 
 
 def _staged_ids(directory: Path) -> list[str]:
@@ -138,11 +140,10 @@ def _staged_ids(directory: Path) -> list[str]:
 
 
 def _check_objects(directory: Path) -> None:
-    """`git fsck --strict` of the staged objects only. The alternate goes first: fsck would read
-    every loose object of the repository too (`--no-full` only leaves out packs); each staged
-    object is checked on its own, and what it points to is in the repository already. Nor the
-    commit-graph and multi-pack-index verifications, four more processes fsck would start."""
-    (directory / "objects" / "info" / "alternates").unlink()
+    """`git fsck --strict` of the staged objects only. Without an alternate: fsck would read every
+    loose object of the repository too (`--no-full` only leaves out packs); each staged object is
+    checked on its own, and what it points to is in the repository already. Nor the commit-graph
+    and multi-pack-index verifications, four more processes fsck would start."""
     checked = subprocess.run(
         ["git", "--git-dir", str(directory), "-c", "core.commitGraph=false", "-c", "core.multiPackIndex=false",
          "fsck", "--strict", "--no-dangling", "--no-reflogs", "--no-progress"],
