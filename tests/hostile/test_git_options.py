@@ -85,3 +85,12 @@ def test_revisions_beyond_names_are_not_found(api, alice, hosted):
         assert api.as_(alice).get(url, params={"ref_name": ref}).status_code == 404, ref
     blob = f"/projects/{project.id}/repository/raw_blobs/master:README.md"
     assert api.as_(alice).get(blob).status_code == 404
+
+
+def test_paths_with_nul_or_control_characters_are_not_found(api, alice, hosted):
+    project = hosted[0]
+    base = f"/projects/{project.id}/repository"
+    for path in ("READ\x00ME.md", "README.md\x00", "\x00", "src/\x01"):
+        assert api.as_(alice).get(f"{base}/tree", params={"path": path}).status_code == 404, path
+        assert api.as_(alice).get(f"{base}/files", params={"file_path": path, "ref": "master"}).status_code == 404, path
+        assert api.as_(alice).get(f"{base}/blobs/master", params={"filepath": path}).status_code == 404, path

@@ -183,6 +183,8 @@ def tree(path: Path, ref: str, subpath: str = "") -> list[TreeEntry]:
     repository = open_repository(path)
     node = resolve(repository, ref).tree
     prefix = subpath.strip("/")
+    if "\x00" in prefix:  # libgit2 would cut the path there
+        raise NotInRepository(subpath)
     if prefix:
         try:
             entry = node[prefix]
@@ -209,6 +211,8 @@ class FileAtRef:
 def file_at(path: Path, ref: str, file_path: str) -> FileAtRef:
     repository = open_repository(path)
     target = resolve(repository, ref)
+    if "\x00" in file_path:  # libgit2 would cut the path there
+        raise NotInRepository(file_path)
     try:
         entry = target.tree[file_path.strip("/")]
     except (KeyError, ValueError) as error:
