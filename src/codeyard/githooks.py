@@ -8,7 +8,9 @@ database and start fast:
 - CODEYARD_PUSH_LOG: a file post-receive appends the updated refs to (`<old> <new> <ref>` lines).
 
 pre-receive refuses the whole push (git's rule: a refused update changes no ref) when any update
-breaks `policies.branches.refusal`, printing the reasons, which git shows as `remote:` lines.
+breaks `policies.branches.refusal` or creates or moves a ref whose name codeyard refuses (git itself
+takes `-x` or `HEAD` as branch names; the API and git's command line would not), printing the
+reasons, which git shows as `remote:` lines. Deleting a ref of such a name is allowed.
 """
 
 from __future__ import annotations
@@ -19,15 +21,24 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from .git.refs import HEADS, ZERO_SHA
+from .git.refs import HEADS, TAGS, ZERO_SHA, is_branch_name, is_ref_name, is_tag_name
 from .policies.branches import refusal
 from .policies.projects import Access
 
 
 def descends(old: str, new: str) -> bool:
     """Is NEW a descendant of OLD? (The pushed objects are visible through git's quarantine env.)"""
-    result = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], capture_output=True)
+    result = subprocess.run(["git", "merge-base", "--is-ancestor", "--end-of-options", old, new], capture_output=True)
     return result.returncode == 0
+
+
+def acceptable_ref(ref: str) -> bool:
+    """May a push create or move REF (a full name)?"""
+    if ref.startswith(HEADS):
+        return is_branch_name(ref[len(HEADS) :])
+    if ref.startswith(TAGS):
+        return is_tag_name(ref[len(TAGS) :])
+    return ref.startswith("refs/") and is_ref_name(ref[len("refs/") :])
 
 
 def check(lines: list[str], rules: dict) -> list[str]:
@@ -36,6 +47,9 @@ def check(lines: list[str], rules: dict) -> list[str]:
     reasons = []
     for line in lines:
         old, new, ref = line.split()
+        if new != ZERO_SHA and not acceptable_ref(ref):
+            reasons.append(f"The ref name is invalid: {ref}")
+            continue
         protection = protected.get(ref[len(HEADS) :]) if ref.startswith(HEADS) else None
         forced = bool(protection) and old != ZERO_SHA and new != ZERO_SHA and not descends(old, new)
         reason = refusal(access, ref, old, new, protection, forced)

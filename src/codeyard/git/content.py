@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import re
 import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -16,11 +15,11 @@ from pathlib import Path
 
 import pygit2
 
+from .refs import is_sha_prefix
 from .repo import NotInRepository, open_repository, resolve
 
 STREAM_ABOVE = 1024 * 1024
 CHUNK = 384 * 1024  # a multiple of 3: the base64 of consecutive chunks joins without padding
-BLOB_SHA = re.compile(r"[0-9a-fA-F]{4,40}")
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ def file_at(path: Path, ref: str, file_path: str) -> Blob:
 
 def blob_by_id(path: Path, sha: str) -> Blob:
     """The blob whose id is SHA or starts with it (4 to 40 hex digits; anything else is not found)."""
-    if not BLOB_SHA.fullmatch(sha):
+    if not is_sha_prefix(sha):
         raise NotInRepository(sha)
     repository = open_repository(path)
     if len(sha) == 40:

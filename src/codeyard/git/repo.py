@@ -3,7 +3,9 @@ push brought.
 
 Everything here takes a repository path and returns plain data (no database, no app imports).
 A repository that cannot be opened raises `RepositoryUnavailable`; a name that resolves to
-nothing raises `NotInRepository`.
+nothing raises `NotInRepository`, and so does a revision or branch name that `refs.is_revision` /
+`refs.is_branch_name` refuses: user text is checked before libgit2 sees it. The git CLI is only ever
+given commit ids (resolved here first) after `--end-of-options`, and paths after `--`, read literally.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import pygit2
 
-from .refs import HEADS, TAGS, ZERO_SHA
+from .refs import HEADS, TAGS, is_branch_name, is_revision
 
 
 class RepositoryUnavailable(Exception):
@@ -76,7 +78,10 @@ def commit_info(commit: pygit2.Commit) -> CommitInfo:
 
 
 def resolve(repository: pygit2.Repository, name: str) -> pygit2.Commit:
-    """The commit NAME points at: a branch, a tag, a full or abbreviated SHA, or any revision."""
+    """The commit NAME points at: a branch, a tag, a full or abbreviated SHA, HEAD, any of them
+    followed by `~n`/`^n` steps; nothing else (`refs.is_revision`)."""
+    if not is_revision(name):
+        raise NotInRepository(name)
     try:
         found = repository.revparse_single(name)
         commit = found.peel(pygit2.Commit)
@@ -101,7 +106,11 @@ def branches(path: Path, offset: int = 0, limit: int | None = None) -> tuple[int
 
 
 def branch(path: Path, name: str) -> CommitInfo | None:
+    """The tip of branch NAME; None when missing or when NAME is not a canonical branch name
+    (libgit2 would otherwise read `/master` or `master/` as `master`)."""
     repository = open_repository(path)
+    if not is_branch_name(name):
+        return None
     ref = repository.references.get(HEADS + name)
     return commit_info(ref.peel(pygit2.Commit)) if ref is not None else None
 
@@ -116,64 +125,22 @@ def head_branch(path: Path) -> str | None:
     return name[len(HEADS) :] if name.startswith(HEADS) else None
 
 
-def valid_branch_name(name: str) -> bool:
-    return bool(name) and not name.startswith("-") and pygit2.reference_is_valid_name(HEADS + name)
-
-
 def create_branch(path: Path, name: str, target: str) -> CommitInfo:
     """Create branch NAME at the commit TARGET names; FileExistsError if it exists."""
     repository = open_repository(path)
     commit = resolve(repository, target)
+    if not is_branch_name(name):
+        raise ValueError(name)
     if repository.references.get(HEADS + name) is not None:
         raise FileExistsError(name)
     repository.references.create(HEADS + name, commit.id)
     return commit_info(commit)
 
 
-class FileConflict(Exception):
-    """The file to create exists, or the file to change or delete does not."""
-
-
-class RefMoved(Exception):
-    """The branch moved while a commit for it was being written."""
-
-
-def commit_file(path: Path, branch: str, file_path: str, content: bytes | None, *, must_exist: bool,
-                message: str, author_name: str, author_email: str) -> tuple[str, str]:
-    """Commit one file change on BRANCH (CONTENT None deletes the file); returns (old SHA, new SHA).
-
-    MUST_EXIST says whether FILE_PATH must already be there (update, delete) or must not (create).
-    An empty repository gets its first commit. The branch moves only if it still points where it
-    did (`git update-ref` with the old value), so a concurrent push is never overwritten."""
-    repository = open_repository(path)
-    ref = repository.references.get(HEADS + branch)
-    if ref is None and any(name.startswith(HEADS) for name in repository.references):
-        raise NotInRepository(branch)
-    parent = ref.peel(pygit2.Commit) if ref is not None else None
-    index = pygit2.Index()
-    if parent is not None:
-        index.read_tree(parent.tree)
-    if (file_path in index) != must_exist:
-        raise FileConflict(file_path)
-    if content is None:
-        index.remove(file_path)
-    else:
-        index.add(pygit2.IndexEntry(file_path, repository.create_blob(content), pygit2.enums.FileMode.BLOB))
-    tree = index.write_tree(repository)
-    signature = pygit2.Signature(author_name, author_email)
-    new = repository.create_commit(None, signature, signature, message, tree, [parent.id] if parent else [])
-    old = str(parent.id) if parent is not None else ZERO_SHA
-    moved = subprocess.run(["git", "--git-dir", str(path), "update-ref", HEADS + branch, str(new), old],
-                           capture_output=True, text=True)  # fmt: skip
-    if moved.returncode != 0:
-        raise RefMoved(branch)
-    return old, str(new)
-
-
 def delete_branch(path: Path, name: str) -> str:
     """Delete branch NAME; returns the SHA it pointed at. KeyError if missing."""
     repository = open_repository(path)
-    ref = repository.references.get(HEADS + name)
+    ref = repository.references.get(HEADS + name) if is_branch_name(name) else None
     if ref is None:
         raise KeyError(name)
     sha = str(ref.target)
@@ -183,9 +150,11 @@ def delete_branch(path: Path, name: str) -> str:
 
 def count_commits(path: Path, ref: str) -> int:
     """How many commits REF reaches (git rev-list is much faster than a Python walk)."""
+    start = str(resolve(open_repository(path), ref).id)
     result = subprocess.run(
-        ["git", "--git-dir", str(path), "rev-list", "--count", ref, "--"], capture_output=True, text=True, check=False
-    )
+        ["git", "--git-dir", str(path), "rev-list", "--count", "--end-of-options", start, "--"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
     if result.returncode != 0:
         raise NotInRepository(ref)
     return int(result.stdout.strip())
@@ -214,10 +183,12 @@ def tree(path: Path, ref: str, subpath: str = "") -> list[TreeEntry]:
     repository = open_repository(path)
     node = resolve(repository, ref).tree
     prefix = subpath.strip("/")
+    if "\x00" in prefix:  # libgit2 would cut the path there
+        raise NotInRepository(subpath)
     if prefix:
         try:
             entry = node[prefix]
-        except KeyError as error:
+        except (KeyError, ValueError) as error:
             raise NotInRepository(subpath) from error
         node = repository[entry.id]
         if not isinstance(node, pygit2.Tree):
@@ -230,9 +201,13 @@ def tree(path: Path, ref: str, subpath: str = "") -> list[TreeEntry]:
 
 
 def last_commit_for(path: Path, ref: str, file_path: str) -> str | None:
-    """The newest commit reachable from REF that changed FILE_PATH."""
+    """The newest commit reachable from REF that changed FILE_PATH (taken literally, not as a pattern)."""
+    start = str(resolve(open_repository(path), ref).id)
+    if "\x00" in file_path:
+        return None
     result = subprocess.run(
-        ["git", "--git-dir", str(path), "log", "-1", "--format=%H", ref, "--", file_path],
+        ["git", "--git-dir", str(path), "--literal-pathspecs", "log", "-1", "--format=%H", "--end-of-options", start,
+         "--", file_path],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     return result.stdout.strip() or None

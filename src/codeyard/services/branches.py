@@ -1,6 +1,9 @@
 """Branches: list, protect, create and delete (reference section 8's messages and statuses).
 
 Creating or deleting a branch is a push: it goes through `pushes.post_push` like a git push.
+A name that is not a canonical branch name (`refs.is_branch_name`) is refused before any lookup:
+400 for changes, not found for reads. So the protected and default branch checks, which compare
+names, see the name git will use.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from sqlalchemy.orm import Session
 from ..db.models import Project, ProtectedBranch
 from ..errors import BadRequest, CodeyardError, NotFound
 from ..git import repo
-from ..git.refs import HEADS, ZERO_SHA
+from ..git.refs import HEADS, ZERO_SHA, is_branch_name
 from . import pushes
 from .repository import path_of, reading
 
@@ -46,6 +49,13 @@ def page(session: Session, rt, project: Project, offset: int, limit: int) -> tup
     return total, [Branch(name, info, protected.get(name)) for name, info in found]
 
 
+def checked_name(name: str) -> str:
+    """NAME if it is a canonical branch name; 400 `Branch name is invalid` otherwise."""
+    if not is_branch_name(name):
+        raise BadRequest("Branch name is invalid")
+    return name
+
+
 def get(session: Session, rt, project: Project, name: str, missing: str = "Branch") -> Branch:
     with reading(project, missing):
         info = repo.branch(path_of(rt, project), name)
@@ -55,7 +65,7 @@ def get(session: Session, rt, project: Project, name: str, missing: str = "Branc
 
 
 def protect(session: Session, rt, project: Project, name: str, developers_can_push: bool | None = None) -> Branch:
-    branch = get(session, rt, project, name)
+    branch = get(session, rt, project, checked_name(name))
     row = branch.protection
     if row is None:
         row = ProtectedBranch(project_id=project.id, name=name, developers_can_push=bool(developers_can_push))
@@ -67,7 +77,7 @@ def protect(session: Session, rt, project: Project, name: str, developers_can_pu
 
 
 def unprotect(session: Session, rt, project: Project, name: str) -> Branch:
-    branch = get(session, rt, project, name, missing="Branch does not exist")
+    branch = get(session, rt, project, checked_name(name), missing="Branch does not exist")
     if branch.protection is not None:
         session.delete(branch.protection)
         session.flush()
@@ -76,8 +86,7 @@ def unprotect(session: Session, rt, project: Project, name: str) -> Branch:
 
 def create(session: Session, rt, project: Project, user, name: str, ref: str) -> Branch:
     path = path_of(rt, project)
-    if not repo.valid_branch_name(name):
-        raise BadRequest("Branch name is invalid")
+    checked_name(name)
     with reading(project, "Repository"):
         exists = repo.branch(path, name) is not None
     if exists:
@@ -95,6 +104,7 @@ def create(session: Session, rt, project: Project, user, name: str, ref: str) ->
 
 def delete(session: Session, rt, project: Project, user, name: str) -> None:
     path = path_of(rt, project)
+    checked_name(name)
     with reading(project, "Repository"):
         exists = repo.branch(path, name) is not None
     if not exists:

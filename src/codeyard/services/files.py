@@ -6,21 +6,25 @@ the same post-push entry point as a `git push`.
 
 from __future__ import annotations
 
+import logging
+
 from sqlalchemy.orm import Session
 
 from ..db.models import Project
 from ..errors import BadRequest, Forbidden
-from ..git import repo
+from ..git import file_commits
 from ..git.refs import HEADS
 from ..policies import branches as branch_policy
 from ..policies.projects import Access
 from . import pushes
-from .branches import protections
+from .branches import checked_name, protections
 from .repository import path_of, reading
 
+log = logging.getLogger("codeyard.files")
 CREATE, UPDATE, DELETE = "create", "update", "delete"
+NOT_COMMITTED = "Your changes could not be committed, because "
 CONFLICTS = {
-    CREATE: "Your changes could not be committed, because a file with the same name already exists",
+    CREATE: f"{NOT_COMMITTED}a file with the same name already exists",
     UPDATE: "You can only edit a file that exists",
     DELETE: "You can only delete a file that exists",
 }
@@ -29,6 +33,7 @@ CONFLICTS = {
 def change(session: Session, rt, project: Project, user, access: Access, action: str, branch: str, file_path: str,
            content: bytes | None, message: str) -> None:  # fmt: skip
     """Commit ACTION of FILE_PATH on BRANCH as USER; 403 where a push of it would be refused."""
+    checked_name(branch)
     # A fast-forward update of an existing or new branch: the old and new SHAs do not decide it.
     refusal = branch_policy.refusal(
         access, HEADS + branch, "", "", protections(session, project).get(branch), forced=False
@@ -37,12 +42,27 @@ def change(session: Session, rt, project: Project, user, access: Access, action:
         raise Forbidden(refusal)
     try:
         with reading(project, "Branch"):
-            old, new = repo.commit_file(
+            old, new = file_commits.commit_file(
                 path_of(rt, project), branch, file_path, None if action == DELETE else content,
-                must_exist=action != CREATE, message=message, author_name=user.name, author_email=user.email,
+                must_exist=action != CREATE, message=message, **_identity(user),
             )  # fmt: skip
-    except repo.FileConflict:
+    except file_commits.FileConflict:
         raise BadRequest(CONFLICTS[action]) from None
-    except repo.RefMoved:
+    except file_commits.NotADirectory as conflict:
+        raise BadRequest(f"{NOT_COMMITTED}{conflict.args[0]} is a file, not a directory") from None
+    except file_commits.NotAFile as conflict:
+        raise BadRequest(f"{NOT_COMMITTED}{conflict.args[0]} is a directory, not a file") from None
+    except file_commits.ObjectRefused as refused:
+        log.error("a commit to project %s failed git's object checks: %s", project.id, refused.args[0])
+        raise BadRequest("Your changes could not be committed, because they failed git's object checks") from None
+    except file_commits.RefMoved:
         raise BadRequest(f"The branch {branch} changed while the commit was written; try again") from None
     pushes.post_push(session, rt, project, user, [pushes.RefUpdate(HEADS + branch, old, new)])
+
+
+def _identity(user) -> dict[str, str]:
+    """The commit's author: the user's name and email as git would clean them, the username (or a
+    local address) where nothing is left."""
+    name = file_commits.clean_identity(user.name) or user.username
+    email = file_commits.clean_identity(user.email) or f"{user.username}@localhost"
+    return {"author_name": name, "author_email": email}

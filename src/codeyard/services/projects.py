@@ -36,6 +36,7 @@ from ..db.models import (
 from ..db.queries import keyed_page, matches_text
 from ..errors import Conflict, Forbidden, Invalid
 from ..git import repo, storage
+from ..git.refs import is_branch_name
 from ..policies import projects as policy
 from . import access as access_service
 from . import events
@@ -235,6 +236,8 @@ def create(
         errors["name"] = found
     if found := path_errors(path):
         errors["path"] = found
+    if attrs.get("default_branch") is not None and not is_branch_name(attrs["default_branch"]):
+        errors["default_branch"] = ["is invalid"]
     if errors:
         raise Invalid(errors)
     level = requested_visibility(attrs)
@@ -285,7 +288,10 @@ def repository_path(rt, project: Project):
 
 
 def set_default_branch(session: Session, rt, project: Project, branch: str) -> None:
-    """Make BRANCH (which must exist once the repository has branches) the default and HEAD."""
+    """Make BRANCH (a canonical branch name, which must exist once the repository has branches) the
+    default and HEAD: the default-branch checks compare names."""
+    if not is_branch_name(branch):
+        raise Invalid.field("default_branch", "is invalid")
     path = repository_path(rt, project)
     names = repo.branch_names(path)
     if names and branch not in names:

@@ -48,7 +48,8 @@ def unprotect_branch(ctx: Ctx):
 @API.post(
     BRANCHES,
     guards=PUSH,
-    params=(Str("branch_name", required=True, max_length=255), Str("ref", required=True, max_length=255)),
+    # No max_length on branch_name: the service refuses a long name with GitLab's message.
+    params=(Str("branch_name", required=True), Str("ref", required=True, max_length=255)),
     summary="Create a branch at a ref",
 )
 def create_branch(ctx: Ctx):

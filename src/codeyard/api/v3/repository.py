@@ -11,6 +11,7 @@ from starlette.responses import Response, StreamingResponse
 
 from ...entities.commits import comparison, repo_commit, repo_commit_detail, repo_diff
 from ...errors import Invalid
+from ...git.paths import is_file_path
 from ...policies import projects as policy
 from ...services import files, repository
 from .. import paging
@@ -152,7 +153,7 @@ def _file_params(with_content: bool) -> tuple:
 
 def _change_file(ctx: Ctx, action: str) -> dict:
     file_path = ctx.args["file_path"].strip("/")
-    if not file_path or any(part in ("", ".", "..", ".git") for part in file_path.split("/")):
+    if not is_file_path(file_path):
         raise Invalid.field("file_path", "is invalid")
     content = None
     if action != files.DELETE:
@@ -161,6 +162,8 @@ def _change_file(ctx: Ctx, action: str) -> dict:
             content = base64.b64decode(text, validate=True) if ctx.args.get("encoding") == "base64" else text.encode()
         except ValueError:
             raise Invalid.field("content", "is not valid base64") from None
+    if "\x00" in ctx.args["commit_message"]:
+        raise Invalid.field("commit_message", "is invalid")
     branch = ctx.args["branch_name"]
     files.change(ctx.session, ctx.rt, ctx.project, ctx.actor, ctx.access, action, branch, file_path, content,
                  ctx.args["commit_message"])  # fmt: skip
