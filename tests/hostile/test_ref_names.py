@@ -17,9 +17,11 @@ from .state import Unchanged
 DEVELOPER = 30
 # Spellings of `master` that reach the server as another name (percent-encoded: neither the client
 # nor the router normalises them).
-NON_CANONICAL = ["ma%00ster", "master%00", "%2Fmaster", "master%2F", "%2F%2Fmaster", "master%2F.", "-master",
+NON_CANONICAL = ["%2Fmaster", "master%2F", "%2F%2Fmaster", "master%2F.", "-master",
                  "master.lock", "master~0", "master%20", "ma%01ster", "master@%7B0%7D"]  # fmt: skip
 # Spellings that the client or the router turns into `master` (or into no route at all).
+# A NUL in a path segment: the router answers 404 before any route (nor any lookup) is reached.
+NUL_SPELLINGS = ["ma%00ster", "master%00"]
 NORMALISED = ["/master", "//master", "master/", "./master", "master/.", "refs/heads/master"]
 
 
@@ -62,6 +64,10 @@ def test_non_canonical_names_are_refused_before_any_lookup(api, rt, alice, guard
             response = api.as_(alice).put(f"{url}/{action}")
             assert response.status_code == 400 and response.json() == {"message": "Branch name is invalid"}, spelling
         assert api.as_(alice).get(url).status_code == 404, spelling
+    for spelling in NUL_SPELLINGS:
+        url = f"/projects/{project.id}/repository/branches/{spelling}"
+        assert api.as_(dev).delete(url).status_code == 404, spelling
+        assert api.as_(alice).put(f"{url}/protect").status_code == 404, spelling
     state.check()
 
 

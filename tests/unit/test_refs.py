@@ -4,6 +4,7 @@ plus codeyard's own (no leading dash, not HEAD or @, bounded length, UTF-8)."""
 from __future__ import annotations
 
 import subprocess
+import tempfile
 
 import pytest
 
@@ -21,8 +22,12 @@ STRICTER = ["@", "a" * 256, "a/" + "b" * 251, "é" * 128]
 ALWAYS_REFUSED = ["-x", "--output=/tmp/x", "a\x00b", "\udcff"]
 
 
+_OUTSIDE = tempfile.gettempdir()
+
+
 def git_accepts(name: str) -> bool:
-    result = subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True)
+    # Outside any repository: inside one, `--branch` expands `@{-1}` from the checkout's reflog.
+    result = subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True, cwd=_OUTSIDE)
     return result.returncode == 0
 
 
