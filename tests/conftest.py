@@ -156,6 +156,12 @@ def admin(users):
     return users.create(admin=True, username="sysadmin")
 
 
+@pytest.fixture
+def alice(users):
+    """A regular user, the owner of most projects in the tests."""
+    return users.create("alice")
+
+
 @pytest.fixture(scope="session")
 def live_server(session_config, tmp_path_factory):
     server = LiveServer(session_config, tmp_path_factory.mktemp("live-logs"))

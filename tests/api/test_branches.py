@@ -12,11 +12,6 @@ GUEST, REPORTER, DEVELOPER, MASTER = 10, 20, 30, 40
 
 
 @pytest.fixture
-def alice(users):
-    return users.create("alice")
-
-
-@pytest.fixture
 def hosted(rt, projects, alice, tmp_path):
     """alice's project with master (2 commits) and feature/x/y (1 more) pushed; its default branch set."""
     project = projects.create(alice, name="demo")

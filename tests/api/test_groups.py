@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from codeyard.db.models import GroupMember, Namespace, Project, Tombstone
 
 from ..support import QueryCounter
@@ -14,11 +12,6 @@ GUEST, REPORTER, DEVELOPER, MASTER, OWNER = 10, 20, 30, 40, 50
 def count(rt, model, **filters) -> int:
     with rt.db.session() as session:
         return session.query(model).filter_by(**filters).count()
-
-
-@pytest.fixture
-def alice(users):
-    return users.create("alice")
 
 
 # --- groups ---------------------------------------------------------------------------------------

@@ -20,11 +20,6 @@ from .conftest import repo_url, server_ref
 GUEST, REPORTER, DEVELOPER, MASTER = 10, 20, 30, 40
 
 
-@pytest.fixture
-def alice(users):
-    return users.create("alice")
-
-
 def push_master(git, live, project, user, name="work"):
     work = git.new_work(name)
     sha = git.commit(work, "README.md", "hello\n", "first commit")

@@ -16,11 +16,6 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 JSON = {"Content-Type": "application/json"}
 
 
-@pytest.fixture
-def alice(users):
-    return users.create("alice")
-
-
 def refused(response, status: int, before, rt) -> None:
     assert response.status_code == status, response.text
     assert snapshot(rt) == before

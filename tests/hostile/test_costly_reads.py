@@ -25,11 +25,6 @@ from ..support import WorkingCopy
 
 
 @pytest.fixture
-def alice(users):
-    return users.create("alice")
-
-
-@pytest.fixture
 def setup(rt, projects, alice, tmp_path):
     project = projects.create(alice, name="demo")
     return project, WorkingCopy(rt, project, tmp_path / "work")

@@ -15,11 +15,6 @@ from .state import Unchanged
 
 
 @pytest.fixture
-def alice(users):
-    return users.create("alice")
-
-
-@pytest.fixture
 def hosted(rt, projects, alice, tmp_path):
     project = projects.create(alice, name="demo")
     work = WorkingCopy(rt, project, tmp_path / "work")

@@ -26,11 +26,6 @@ NORMALISED = ["/master", "//master", "master/", "./master", "master/.", "refs/he
 
 
 @pytest.fixture
-def alice(users):
-    return users.create("alice")
-
-
-@pytest.fixture
 def hosted(rt, projects, alice, tmp_path):
     """alice's project with master (protected, the default branch) and feature pushed."""
     project = projects.create(alice, name="demo")
