@@ -11,14 +11,12 @@ best time of each and their ratio (goal <= 1.3), then times a push of 1,000 new 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-from common import PYTHON, ROOT, codeyard_env, stop, uvicorn_command, wait_until_up
+from common import PYTHON, ROOT, clean_git_env, codeyard_env, stop, timed, uvicorn_command, wait_until_up
 
 SEED = """
 from codeyard import config
@@ -61,12 +59,6 @@ def git(*args, cwd=None, env=None, input=None) -> str:
     return subprocess.run(["git", *args], cwd=cwd, env=env, input=input, check=True, capture_output=True).stdout.decode()
 
 
-def timed(action) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, default=20_000)
@@ -76,8 +68,7 @@ def main() -> None:
         tmp = Path(tmp)
         env, port = codeyard_env(tmp)
         data_dir = tmp / "data"
-        git_env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "HOME": str(tmp),
-                   "GIT_TERMINAL_PROMPT": "0"}  # fmt: skip
+        git_env = clean_git_env(tmp)
         print(f"building a repository of {args.commits} commits ...", flush=True)
         source = tmp / "source.git"
         git("init", "-q", "--bare", str(source), env=git_env)

@@ -38,6 +38,19 @@ def codeyard_env(tmp: Path) -> tuple[dict[str, str], int]:
     return env, port
 
 
+def clean_git_env(home: Path) -> dict[str, str]:
+    """This environment without GIT_* variables, HOME at HOME, never prompting."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "HOME": str(home),
+            "GIT_TERMINAL_PROMPT": "0"}  # fmt: skip
+
+
+def timed(action) -> float:
+    """Seconds ACTION takes."""
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
 def ensure_wrk() -> str:
     found = shutil.which("wrk")
     if found:

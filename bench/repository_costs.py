@@ -15,7 +15,6 @@ a running codeyard, then measures, each against a baseline timed in the same run
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import tempfile
 import threading
@@ -24,7 +23,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import PYTHON, ROOT, codeyard_env, stop, uvicorn_command, wait_until_up
+from common import PYTHON, ROOT, clean_git_env, codeyard_env, stop, timed, uvicorn_command, wait_until_up
 
 SEED = """
 from codeyard import config
@@ -111,12 +110,6 @@ def fetch(url: str, token: str) -> tuple[float, int]:
     return time.perf_counter() - started, size
 
 
-def timed(action) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--huge-mb", type=int, default=30)
@@ -125,8 +118,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
         tmp = Path(tmp)
         env, port = codeyard_env(tmp)
-        git_env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "HOME": str(tmp),
-                   "GIT_TERMINAL_PROMPT": "0"}  # fmt: skip
+        git_env = clean_git_env(tmp)
         print(f"building a repository with a {args.huge_mb} MB text file and a {args.blob_mb} MB blob ...", flush=True)
         source = tmp / "source.git"
         git("init", "-q", "--bare", str(source), env=git_env)
