@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from . import config as config_module
+from . import datadir
 from .api import auth
 from .api.context import Ctx
 from .api.params import parse_pairs, validate
@@ -233,6 +234,7 @@ def build_router() -> Router:
 def create_app(config: config_module.Config | None = None) -> CodeyardApp:
     """The application for CONFIG (default: from the environment), as uvicorn's factory calls it."""
     config = config or config_module.load()
+    datadir.restrict_umask()
     logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return CodeyardApp(Runtime(config), build_router())
 

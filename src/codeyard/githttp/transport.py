@@ -25,6 +25,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from .. import datadir
 from ..api.context import Ctx
 from ..api.registry import WEB
 from ..db.models import Project, ProtectedBranch, User
@@ -132,10 +133,10 @@ def hooks_dir(ctx: Ctx) -> Path:
     for hook in HOOKS:
         path = directory / hook
         if not path.exists():
-            directory.mkdir(parents=True, exist_ok=True)
+            datadir.private_dir(directory)
             temporary = directory / f".{hook}.{secrets.token_hex(4)}"
             temporary.write_text(f"#!/bin/sh\nexec '{sys.executable}' -m codeyard.githooks {hook}\n")
-            temporary.chmod(0o755)
+            temporary.chmod(0o700)
             temporary.replace(path)
     return directory
 
