@@ -8,7 +8,7 @@ from ...entities.members import member as member_entity
 from ...errors import NotFound
 from ...policies import groups as group_policy
 from ...policies.projects import ACCESS_LEVELS, VISIBILITY_LEVELS
-from ...services import groups, projects
+from ...services import groups, projects, users
 from .. import paging
 from ..context import Ctx
 from ..guards import group_guard, load_project
@@ -19,15 +19,17 @@ from .projects import LIST_PARAMS, listing, render
 READ = (group_guard(),)
 ADMIN = (group_guard(group_policy.ADMIN_GROUP),)
 ADMIN_MEMBERS = (group_guard(group_policy.ADMIN_GROUP_MEMBER),)
+NAME = Str("name", max_length=255, check=groups.name_errors)
+PATH = Str("path", max_length=255, check=users.namespace_path_errors)
 GROUP_FIELDS = (
-    Str("description", max_length=2000, nullable=True),
+    Str("description", max_length=2000, nullable=True, multiline=True),
     Choice("visibility_level", VISIBILITY_LEVELS),
 )
 
 
 @API.post(
     "/groups",
-    params=(Str("name", required=True, max_length=255), Str("path", required=True, max_length=255), *GROUP_FIELDS),
+    params=(NAME.as_required(), PATH.as_required(), *GROUP_FIELDS),
     summary="Create a group; the caller becomes its owner",
 )
 def create_group(ctx: Ctx):
@@ -65,7 +67,7 @@ def transfer_project(ctx: Ctx):
 @API.put(
     "/groups/:id",
     guards=ADMIN,
-    params=(Str("name", max_length=255), Str("path", max_length=255), *GROUP_FIELDS),
+    params=(NAME, PATH, *GROUP_FIELDS),
     summary="Change a group (owners)",
 )
 def update_group(ctx: Ctx):

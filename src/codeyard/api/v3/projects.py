@@ -28,22 +28,22 @@ LIST_PARAMS = (
 )
 FEATURE_PARAMS = tuple(Bool(flag) for flag in projects.FEATURES)
 COMMON_PARAMS = (
-    Str("description", max_length=2000, nullable=True),
+    Str("description", max_length=2000, nullable=True, multiline=True),
     *FEATURE_PARAMS,
     Bool("public", doc="true: visibility_level 20; false: 0 (visibility_level wins when both are given)"),
     Choice("visibility_level", policy.VISIBILITY_LEVELS),
     StrList("tag_list", item_pattern=r"[^,\n]{1,255}"),
 )
 CREATE_PARAMS = (
-    Str("name", required=True, max_length=255),
-    Str("path", max_length=255, doc="Default: derived from the name"),
+    Str("name", required=True, max_length=255, check=projects.name_errors),
+    Str("path", max_length=255, check=projects.path_errors, doc="Default: derived from the name"),
     Id("namespace_id", doc="Default: the caller's namespace"),
     *COMMON_PARAMS,
     Url("import_url", schemes=("http", "https", "git", "ssh")),
 )
 UPDATE_PARAMS = (
-    Str("name", max_length=255),
-    Str("path", max_length=255),
+    Str("name", max_length=255, check=projects.name_errors),
+    Str("path", max_length=255, check=projects.path_errors),
     Str("default_branch", max_length=255),
     *COMMON_PARAMS,
 )

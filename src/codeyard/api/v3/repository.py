@@ -149,11 +149,11 @@ def _file_params(with_content: bool) -> tuple:
     params = (
         Str("file_path", required=True, max_length=4096),
         Str("branch_name", required=True, max_length=255),
-        Str("commit_message", required=True, max_length=100_000),
+        Str("commit_message", required=True, max_length=100_000, multiline=True),
     )
     if not with_content:
         return params
-    return (*params, Str("content", required=True), Choice("encoding", ("text", "base64")))
+    return (*params, Str("content", required=True, verbatim=True), Choice("encoding", ("text", "base64")))
 
 
 def _change_file(ctx: Ctx, action: str) -> dict:

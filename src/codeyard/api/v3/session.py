@@ -27,7 +27,7 @@ async def verified_user_id(ctx: Ctx, login: str, password: str) -> int:
     "/session",
     auth="none",
     summary="Sign in with login (username) or email and password",
-    params=(Str("login"), Str("email"), Str("password", required=True)),
+    params=(Str("login"), Str("email"), Str("password", required=True, verbatim=True)),
 )
 async def create_session(ctx: Ctx):
     login = ctx.args.get("email") or ctx.args.get("login")

@@ -22,7 +22,7 @@ SETTINGS_PARAMS = (
     Bool("signup_enabled"),
     Bool("signin_enabled", doc="Sign-in with a password (POST /session, POST /oauth/token)"),
     Bool("avatarservice_enabled", aliases=("gravatar_enabled",), doc="Show avatars from the external avatar service"),
-    Str("sign_in_text", max_length=10000, nullable=True),
+    Str("sign_in_text", max_length=10000, nullable=True, multiline=True),
     Url("home_page_url", nullable=True),
     Choice("default_branch_protection", settings.BRANCH_PROTECTION_LEVELS, doc="0 none, 1 developers may push, 2 masters only"),
     Bool("socialnetwork_sharing_enabled", aliases=("twitter_sharing_enabled",)),

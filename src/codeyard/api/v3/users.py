@@ -10,15 +10,15 @@ from ...errors import NotFound
 from ...services import users
 from .. import paging
 from ..context import Ctx
-from ..params import Bool, Email, Int, Str
+from ..params import Bool, Email, Int, Str, plain_text
 from ..registry import API
 
-NAME = Str("name", max_length=255, doc="Display name")
-USERNAME = Str("username", max_length=255, strip=True)
+NAME = Str("name", max_length=255, check=plain_text, doc="Display name")
+USERNAME = Str("username", max_length=255, strip=True, check=users.namespace_path_errors)
 EMAIL = Email("email")
-PASSWORD = Str("password", min_length=8, max_length=128)
+PASSWORD = Str("password", min_length=8, max_length=128, verbatim=True)
 PROFILE_PARAMS = (
-    Str("bio", max_length=255, nullable=True),
+    Str("bio", max_length=255, nullable=True, multiline=True),
     Str("website_url", max_length=255, nullable=True),
     Str("profnet", max_length=255, aliases=("linkedin",), nullable=True, doc="Professional network handle"),
     Str("messenger", max_length=255, aliases=("skype",), nullable=True, doc="Messenger handle"),
