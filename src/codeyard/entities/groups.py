@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from .common import View
 
 
-def group(row, view: View) -> dict:
+class Group(TypedDict):
+    id: int
+    name: str
+    path: str
+    description: str
+    visibility_level: int
+    avatar_url: str | None
+    web_url: str
+
+
+def group(row, view: View) -> Group:
     return {
         "id": row.id,
         "name": row.name,

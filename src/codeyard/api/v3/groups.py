@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from ...entities.common import iso
+from ...entities.groups import Group
 from ...entities.groups import group as group_entity
+from ...entities.members import Member
 from ...entities.members import member as member_entity
+from ...entities.projects import Project
 from ...errors import NotFound
 from ...policies import groups as group_policy
 from ...policies.projects import ACCESS_LEVELS, VISIBILITY_LEVELS
@@ -32,12 +35,12 @@ GROUP_FIELDS = (
     params=(NAME.as_required(), PATH.as_required(), *GROUP_FIELDS),
     summary="Create a group; the caller becomes its owner",
 )
-def create_group(ctx: Ctx):
+def create_group(ctx: Ctx) -> Group:
     return group_entity(groups.create(ctx.session, ctx.actor, ctx.args), ctx.view)
 
 
 @API.get("/groups", paginated=True, params=(Str("search"),), summary="Groups of the caller (all, for admins)")
-def list_groups(ctx: Ctx):
+def list_groups(ctx: Ctx) -> paging.Page[Group]:
     window = paging.window(ctx)
     total, found = groups.visible_page(ctx.session, ctx.actor, ctx.args.get("search"), window.offset, window.limit)
     return paging.Page([group_entity(row, ctx.view) for row in found], total, window)
@@ -52,13 +55,13 @@ def get_group(ctx: Ctx):
 
 
 @API.get("/groups/:id/projects", guards=READ, paginated=True, params=LIST_PARAMS, summary="Projects of a group the caller may read")
-def list_group_projects(ctx: Ctx):
+def list_group_projects(ctx: Ctx) -> paging.Page[Project]:
     ids = projects.visible(ctx.actor).where(projects.Project.namespace_id == ctx.group.id)
     return listing(ctx, ids, permissions=False)
 
 
 @API.post("/groups/:id/projects/:project_id", admin=True, guards=READ, summary="Move a project into the group (admin)")
-def transfer_project(ctx: Ctx):
+def transfer_project(ctx: Ctx) -> Group:
     project, _ = load_project(ctx, "project_id")
     projects.transfer(ctx.session, ctx.actor, project, ctx.group)
     return group_entity(ctx.group, ctx.view)
@@ -70,7 +73,7 @@ def transfer_project(ctx: Ctx):
     params=(NAME, PATH, *GROUP_FIELDS),
     summary="Change a group (owners)",
 )
-def update_group(ctx: Ctx):
+def update_group(ctx: Ctx) -> Group:
     return group_entity(groups.update(ctx.session, ctx.actor, ctx.group, ctx.args), ctx.view)
 
 
@@ -101,14 +104,14 @@ def _member(ctx: Ctx, row) -> dict:
 @API.get(
     "/groups/:id/members", guards=READ, paginated=True, params=(Str("query", max_length=255),), summary="Members of a group"
 )
-def list_group_members(ctx: Ctx):
+def list_group_members(ctx: Ctx) -> paging.Page[Member]:
     window = paging.window(ctx)
     total, rows = groups.members_page(ctx.session, ctx.group, ctx.args.get("query"), window.offset, window.limit)
     return paging.Page([_member(ctx, row) for row in rows], total, window)
 
 
 @API.get("/groups/:id/members/:user_id", guards=READ, summary="A member of a group")
-def get_group_member(ctx: Ctx):
+def get_group_member(ctx: Ctx) -> Member:
     return _member(ctx, groups.get_member(ctx.session, ctx.group, ctx.path_int("user_id")))
 
 
@@ -118,12 +121,12 @@ def get_group_member(ctx: Ctx):
     params=(Id("user_id", required=True), LEVEL),
     summary="Add a member to a group (owners); 409 when already a member",
 )
-def add_group_member(ctx: Ctx):
+def add_group_member(ctx: Ctx) -> Member:
     return _member(ctx, groups.add_member(ctx.session, ctx.actor, ctx.group, ctx.args["user_id"], ctx.args["access_level"]))
 
 
 @API.put("/groups/:id/members/:user_id", guards=ADMIN_MEMBERS, params=(LEVEL,), summary="Change a group member's level")
-def update_group_member(ctx: Ctx):
+def update_group_member(ctx: Ctx) -> Member:
     row = groups.change_member_level(ctx.session, ctx.group, ctx.path_int("user_id"), ctx.args["access_level"])
     return _member(ctx, row)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...db.hooks import on_commit
-from ...entities.settings import application_settings
+from ...entities.settings import ApplicationSettings, application_settings
 from ...services import settings
 from ..context import Ctx
 from ..params import Bool, Choice, Int, IntList, Str, StrList, Url
@@ -40,12 +40,12 @@ SETTINGS_PARAMS = (
 
 
 @API.get("/application/settings", admin=True, summary="The application settings")
-def get_settings(ctx: Ctx):
+def get_settings(ctx: Ctx) -> ApplicationSettings:
     return application_settings(settings.load(ctx.session))
 
 
 @API.put("/application/settings", admin=True, summary="Change application settings", params=SETTINGS_PARAMS)
-def update_settings(ctx: Ctx):
+def update_settings(ctx: Ctx) -> ApplicationSettings:
     changes = dict(ctx.args)
     alias = changes.pop("domain_whitelist", None)
     if alias is not None:

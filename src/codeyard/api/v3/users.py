@@ -53,7 +53,7 @@ async def _password_digest(ctx: Ctx) -> str | None:
 
 
 @API.get("/user", summary="The authenticated user, with the private token it used")
-def current_user(ctx: Ctx):
+def current_user(ctx: Ctx) -> entities.UserLogin:
     can_create = users.caller_can_create_project(ctx.actor)
     return entities.user_login(ctx.actor, ctx.view, can_create, ctx.private_token)
 
@@ -64,7 +64,7 @@ def current_user(ctx: Ctx):
     summary="List users (full records for admins)",
     params=(Str("search"), Str("username"), Bool("active")),
 )
-def list_users(ctx: Ctx):
+def list_users(ctx: Ctx) -> paging.Page[entities.UserFull | entities.UserBasic]:
     window = paging.window(ctx)
     total, found = users.search(
         ctx.session,
@@ -83,7 +83,7 @@ def list_users(ctx: Ctx):
 
 
 @API.get("/users/:id", summary="A single user")
-def get_user(ctx: Ctx):
+def get_user(ctx: Ctx) -> entities.UserFull | entities.User:
     user = users.get_record(ctx.session, ctx.path_int("id"))
     if ctx.actor.is_admin:
         return _full(ctx, user)
@@ -96,7 +96,7 @@ def get_user(ctx: Ctx):
     summary="Create a user (admin)",
     params=CREATE_PARAMS,
 )
-async def create_user(ctx: Ctx):
+async def create_user(ctx: Ctx) -> entities.UserFull:
     digest = await _password_digest(ctx)
     return _full(ctx, users.create(ctx.session, fields_from(ctx.args), digest))
 
@@ -107,7 +107,7 @@ async def create_user(ctx: Ctx):
     summary="Edit a user (admin)",
     params=(EMAIL, PASSWORD, NAME, USERNAME, *PROFILE_PARAMS),
 )
-async def update_user(ctx: Ctx):
+async def update_user(ctx: Ctx) -> entities.UserFull:
     user_id = ctx.path_int("id")
     digest = await _password_digest(ctx)
     user = users.get_record(ctx.session, user_id)
@@ -129,12 +129,12 @@ def delete_user(ctx: Ctx):
 
 
 @API.put("/users/:id/block", admin=True, summary="Block a user (admin); true when the state changed")
-def block_user(ctx: Ctx):
+def block_user(ctx: Ctx) -> bool:
     user = users.get(ctx.session, ctx.path_int("id", not_found=lambda: NotFound("User")))
     return users.set_state(user, "blocked")
 
 
 @API.put("/users/:id/unblock", admin=True, summary="Unblock a user (admin); true when the state changed")
-def unblock_user(ctx: Ctx):
+def unblock_user(ctx: Ctx) -> bool:
     user = users.get(ctx.session, ctx.path_int("id", not_found=lambda: NotFound("User")))
     return users.set_state(user, "active")
