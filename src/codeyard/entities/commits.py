@@ -2,7 +2,77 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from .common import iso
+
+
+class RepoCommit(TypedDict):
+    id: str
+    short_id: str
+    title: str
+    author_name: str
+    author_email: str
+    created_at: str | None
+    message: str
+
+
+class RepoCommitDetail(RepoCommit):
+    parent_ids: list[str]
+    committed_date: str | None
+    authored_date: str | None
+    status: None
+
+
+class RepoDiffFields(TypedDict):
+    old_path: str
+    new_path: str
+    a_mode: str
+    b_mode: str
+    diff: str
+    new_file: bool
+    renamed_file: bool
+    deleted_file: bool
+
+
+class RepoDiff(RepoDiffFields, total=False):
+    too_large: bool  # GitLab's diff limits (not every version renders them)
+    collapsed: bool
+
+
+class Compare(TypedDict):
+    commit: RepoCommit | None
+    commits: list[RepoCommit]
+    diffs: list[RepoDiff]
+    compare_timeout: bool
+    compare_same_ref: bool
+
+
+class CommitId(TypedDict):
+    id: str
+
+
+class Person(TypedDict):
+    name: str
+    email: str
+
+
+class BranchCommit(TypedDict):
+    id: str
+    parents: list[CommitId]
+    tree: str
+    message: str
+    author: Person
+    committer: Person
+    authored_date: str | None
+    committed_date: str | None
+
+
+class Branch(TypedDict):
+    name: str
+    commit: BranchCommit
+    protected: bool
+    developers_can_push: bool
 
 
 def title(message: str) -> str:
@@ -13,7 +83,7 @@ def title(message: str) -> str:
     return first[:80] + "…" if len(first) > 100 else first
 
 
-def repo_commit(info) -> dict:
+def repo_commit(info) -> RepoCommit:
     return {
         "id": info.id,
         "short_id": info.id[:8],
@@ -25,7 +95,7 @@ def repo_commit(info) -> dict:
     }
 
 
-def repo_commit_detail(info) -> dict:
+def repo_commit_detail(info) -> RepoCommitDetail:
     return {
         **repo_commit(info),
         "parent_ids": info.parent_ids,
@@ -35,7 +105,7 @@ def repo_commit_detail(info) -> dict:
     }
 
 
-def repo_diff(found) -> dict:
+def repo_diff(found) -> RepoDiff:
     """RepoDiff (reference 10): FOUND is git.repo.FileDiff."""
     return {
         "old_path": found.old_path,
@@ -49,7 +119,7 @@ def repo_diff(found) -> dict:
     }
 
 
-def comparison(found, same_ref: bool) -> dict:
+def comparison(found, same_ref: bool) -> Compare:
     """GitLab's Compare entity: FOUND is git.repo.Comparison."""
     return {
         "commit": repo_commit(found.head) if found.commits else None,
@@ -60,7 +130,7 @@ def comparison(found, same_ref: bool) -> dict:
     }
 
 
-def branch_commit(info) -> dict:
+def branch_commit(info) -> BranchCommit:
     return {
         "id": info.id,
         "parents": [{"id": parent} for parent in info.parent_ids],
@@ -73,7 +143,7 @@ def branch_commit(info) -> dict:
     }
 
 
-def branch(found) -> dict:
+def branch(found) -> Branch:
     """FOUND is services.branches.Branch."""
     return {
         "name": found.name,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from .common import View
+from .projects import Project
 
 
 class Group(TypedDict):
@@ -15,6 +16,10 @@ class Group(TypedDict):
     visibility_level: int
     avatar_url: str | None
     web_url: str
+
+
+class GroupDetail(Group):
+    projects: list[Project]
 
 
 def group(row, view: View) -> Group:

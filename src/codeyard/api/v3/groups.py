@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...entities.common import iso
-from ...entities.groups import Group
+from ...entities.groups import Group, GroupDetail
 from ...entities.groups import group as group_entity
 from ...entities.members import Member
 from ...entities.members import member as member_entity
@@ -47,7 +47,7 @@ def list_groups(ctx: Ctx) -> paging.Page[Group]:
 
 
 @API.get("/groups/:id", guards=READ, summary="A group (by id or path) with the projects the caller may read")
-def get_group(ctx: Ctx):
+def get_group(ctx: Ctx) -> GroupDetail:
     data = group_entity(ctx.group, ctx.view)
     found = groups.readable_projects(ctx.session, ctx.actor, ctx.group)
     data["projects"] = render(ctx, found, permissions=False, in_list=True)

@@ -10,7 +10,16 @@ import logging
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
-from ...entities.commits import comparison, repo_commit, repo_commit_detail, repo_diff
+from ...entities.commits import (
+    Compare,
+    RepoCommit,
+    RepoCommitDetail,
+    RepoDiff,
+    comparison,
+    repo_commit,
+    repo_commit_detail,
+    repo_diff,
+)
 from ...errors import Invalid
 from ...policies import projects as policy
 from ...services import files, repository
@@ -33,7 +42,7 @@ REPOSITORY = "/projects/:id/repository"
     params=(Str("ref_name", doc="Branch, tag or SHA (default: the default branch)"),),
     summary="Commits reachable from a ref, newest first",
 )
-async def list_commits(ctx: Ctx):
+async def list_commits(ctx: Ctx) -> paging.Page[RepoCommit]:
     window = paging.window(ctx)
     project = ctx.project
     ctx.commit()  # counting commits runs git: end the read transaction before waiting on it
@@ -44,12 +53,12 @@ async def list_commits(ctx: Ctx):
 
 
 @API.get(REPOSITORY + "/commits/:sha", guards=READ, summary="A commit")
-def get_commit(ctx: Ctx):
+def get_commit(ctx: Ctx) -> RepoCommitDetail:
     return repo_commit_detail(repository.commit(ctx.rt, ctx.project, ctx.path_params["sha"]))
 
 
 @API.get(REPOSITORY + "/commits/:sha/diff", guards=READ, summary="What a commit changed against its first parent")
-async def get_commit_diff(ctx: Ctx):
+async def get_commit_diff(ctx: Ctx) -> list[RepoDiff]:
     project = ctx.project
     ctx.commit()  # diffing runs outside the event loop: end the read transaction first
     found = await run_in_threadpool(repository.commit_diff, ctx.rt, project, ctx.path_params["sha"])
@@ -62,7 +71,7 @@ async def get_commit_diff(ctx: Ctx):
     params=(Str("from", required=True), Str("to", required=True)),
     summary="Commits and diff from one ref to another (from the merge base, like `git diff from...to`)",
 )
-async def compare_refs(ctx: Ctx):
+async def compare_refs(ctx: Ctx) -> Compare:
     project, base, head = ctx.project, ctx.args["from"], ctx.args["to"]
     ctx.commit()
     found = await run_in_threadpool(repository.compare, ctx.rt, project, base, head)
