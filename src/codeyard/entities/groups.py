@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from .common import View
+from .common import DeletedBefore, View
 from .projects import Project
 
 
@@ -16,6 +16,10 @@ class Group(TypedDict):
     visibility_level: int
     avatar_url: str | None
     web_url: str
+
+
+class DeletedGroup(DeletedBefore):
+    path: str
 
 
 class GroupDetail(Group):

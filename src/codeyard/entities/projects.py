@@ -95,6 +95,24 @@ class Project(ProjectFields, total=False):
     permissions: Permissions
 
 
+class DeletedProjectFields(TypedDict):
+    id: int
+    path_with_namespace: str
+
+
+class DeletedProject(DeletedProjectFields, total=False):
+    deleted: bool  # deleted by this request
+    deleted_at: str | None  # deleted before
+
+
+class ForkLink(TypedDict):
+    id: int
+    forked_to_project_id: int
+    forked_from_project_id: int
+    created_at: str | None
+    updated_at: str | None
+
+
 def urls(project, view: View) -> dict[str, str]:
     path = project.path_with_namespace
     web = f"{view.base_url}/{path}"

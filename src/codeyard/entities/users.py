@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import TypedDict
 
-from .common import View, iso
+from .common import DeletedBefore, View, iso
 
 # codeyard has no web interface to theme: every user shows GitLab 8's defaults (docs/DECISIONS.md C43).
 DEFAULT_THEME_ID = 2
@@ -57,6 +57,10 @@ class UserFull(User):
 
 class UserLogin(UserFull, total=False):
     private_token: str
+
+
+class DeletedUser(DeletedBefore):
+    username: str
 
 
 class UserContact(TypedDict):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...entities.common import iso
-from ...entities.groups import Group, GroupDetail
+from ...entities.common import Revoked, iso
+from ...entities.groups import DeletedGroup, Group, GroupDetail
 from ...entities.groups import group as group_entity
 from ...entities.members import Member
 from ...entities.members import member as member_entity
@@ -78,7 +78,7 @@ def update_group(ctx: Ctx) -> Group:
 
 
 @API.delete("/groups/:id", summary="Delete a group with its projects (owners); a second delete answers 200")
-def delete_group(ctx: Ctx):
+def delete_group(ctx: Ctx) -> Group | DeletedGroup:
     ident = ctx.path_params["id"]
     group = groups.find(ctx.session, ident)
     if group is None:
@@ -132,7 +132,7 @@ def update_group_member(ctx: Ctx) -> Member:
 
 
 @API.delete("/groups/:id/members/:user_id", guards=ADMIN_MEMBERS, summary="Remove a group member (idempotent)")
-def remove_group_member(ctx: Ctx):
+def remove_group_member(ctx: Ctx) -> Member | Revoked:
     user_id = ctx.path_int("user_id")
     row = groups.remove_member(ctx.session, ctx.group, user_id)
     return _member(ctx, row) if row is not None else {"message": "Access revoked", "id": user_id}

@@ -6,6 +6,7 @@ caller may not read is 404. The rules of membership are in services/members.py.
 
 from __future__ import annotations
 
+from ...entities.common import Revoked
 from ...entities.members import Member
 from ...entities.members import member as member_entity
 from ...policies import projects as policy
@@ -73,7 +74,7 @@ def update_member(ctx: Ctx) -> Member:
     guards=(ADMIN_MEMBERS,),
     summary="Remove a member; removing a non-member succeeds too",
 )
-def remove_member(ctx: Ctx):
+def remove_member(ctx: Ctx) -> Member | Revoked:
     user_id = ctx.path_int("user_id")
     member = members.remove(ctx.session, ctx.project, user_id)
     if member is None:

@@ -171,7 +171,7 @@ def update_project(ctx: Ctx) -> entities.Project:
 
 
 @API.delete("/projects/:id", summary="Delete a project with everything it owns; a second delete answers 200")
-def delete_project(ctx: Ctx):
+def delete_project(ctx: Ctx) -> entities.DeletedProject:
     ident = ctx.path_params["id"]
     if projects.find(ctx.session, ident) is None:
         tombstone = projects.find_tombstone(ctx.session, ident)
@@ -204,7 +204,7 @@ def fork_project(ctx: Ctx) -> entities.Project:
     return render_one(ctx, project)
 
 
-def _fork_link(link) -> dict:
+def _fork_link(link) -> entities.ForkLink:
     return {
         "id": link.id,
         "forked_to_project_id": link.forked_to_project_id,
@@ -215,13 +215,13 @@ def _fork_link(link) -> dict:
 
 
 @API.post("/projects/:id/fork/:forked_from_id", admin=True, guards=(READ,), summary="Mark a project as a fork of another (admin)")
-def create_fork_relation(ctx: Ctx):
+def create_fork_relation(ctx: Ctx) -> entities.ForkLink:
     source, _ = load_project(ctx, "forked_from_id", not_found="Source Project")
     return _fork_link(projects.link_fork(ctx.session, ctx.project, source))
 
 
 @API.delete("/projects/:id/fork", admin=True, guards=(READ,), summary="Remove the forked-from relation (admin)")
-def delete_fork_relation(ctx: Ctx):
+def delete_fork_relation(ctx: Ctx) -> entities.ForkLink | None:
     link = projects.unlink_fork(ctx.session, ctx.project)
     return _fork_link(link) if link is not None else None
 

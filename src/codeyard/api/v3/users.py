@@ -115,7 +115,7 @@ async def update_user(ctx: Ctx) -> entities.UserFull:
 
 
 @API.delete("/users/:id", admin=True, summary="Delete a user with their personal projects (admin)")
-def delete_user(ctx: Ctx):
+def delete_user(ctx: Ctx) -> entities.UserFull | entities.DeletedUser:
     user_id = ctx.path_int("id", not_found=lambda: NotFound("User"))
     user = users.find(ctx.session, user_id)
     if user is None:
