@@ -76,4 +76,4 @@ def _malformed_multipart(kwargs: dict) -> bool:
     return content_type.startswith("multipart/") and "boundary=" not in content_type and "files" not in kwargs
 
 
-ACCEPTED = ("method", "url", "headers", "params", "content", "json", "data", "files", "cookies")
+ACCEPTED = ("method", "url", "headers", "params", "content", "json", "data", "files")
