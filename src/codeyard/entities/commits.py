@@ -48,6 +48,35 @@ class Compare(TypedDict):
     compare_same_ref: bool
 
 
+class TreeEntry(TypedDict):
+    id: str
+    name: str
+    type: str
+    mode: str
+    path: str
+
+
+class RepoFile(TypedDict):
+    file_name: str
+    file_path: str
+    size: int
+    encoding: str
+    content: str
+    ref: str
+    blob_id: str
+    commit_id: str
+    last_commit_id: str | None
+
+
+class FileChange(TypedDict):
+    file_path: str
+    branch_name: str
+
+
+class DeletedBranch(TypedDict):
+    branch_name: str
+
+
 class CommitId(TypedDict):
     id: str
 

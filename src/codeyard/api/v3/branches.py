@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...entities.commits import Branch
+from ...entities.commits import Branch, DeletedBranch
 from ...entities.commits import branch as branch_entity
 from ...policies import projects as policy
 from ...services import branches
@@ -58,7 +58,7 @@ def create_branch(ctx: Ctx) -> Branch:
 
 
 @API.delete(BRANCHES + "/*branch", guards=PUSH, summary="Delete a branch (not the default or a protected one)")
-def delete_branch(ctx: Ctx):
+def delete_branch(ctx: Ctx) -> DeletedBranch:
     name = ctx.path_params["branch"]
     branches.delete(ctx.session, ctx.rt, ctx.project, ctx.actor, name)
     return {"branch_name": name}

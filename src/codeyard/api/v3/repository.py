@@ -10,6 +10,7 @@ import logging
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
+from ...entities import commits as shapes
 from ...entities.commits import (
     Compare,
     RepoCommit,
@@ -84,7 +85,7 @@ async def compare_refs(ctx: Ctx) -> Compare:
     params=(Str("path"), Str("ref_name")),
     summary="Entries of a directory at a ref",
 )
-def get_tree(ctx: Ctx):
+def get_tree(ctx: Ctx) -> list[shapes.TreeEntry]:
     entries = repository.tree(ctx.rt, ctx.project, ctx.args.get("ref_name"), ctx.args.get("path", ""))
     return [{"id": e.id, "name": e.name, "type": e.type, "mode": e.mode, "path": e.path} for e in entries]
 
@@ -95,7 +96,7 @@ def get_tree(ctx: Ctx):
     params=(Str("file_path", required=True), Str("ref", required=True)),
     summary="A file at a ref, base64 encoded",
 )
-def get_file(ctx: Ctx):
+def get_file(ctx: Ctx) -> shapes.RepoFile:
     file_path, ref = ctx.args["file_path"].strip("/"), ctx.args["ref"]
     found, last = repository.file_at(ctx.rt, ctx.project, ref, file_path)
     return {
@@ -183,17 +184,17 @@ def _change_file(ctx: Ctx, action: str) -> dict:
 
 
 @API.post(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), summary="Commit a new file to a branch")
-def create_file(ctx: Ctx):
+def create_file(ctx: Ctx) -> shapes.FileChange:
     return _change_file(ctx, files.CREATE)
 
 
 @API.put(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), summary="Commit a change of a file to a branch")
-def update_file(ctx: Ctx):
+def update_file(ctx: Ctx) -> shapes.FileChange:
     return _change_file(ctx, files.UPDATE)
 
 
 @API.delete(REPOSITORY + "/files", guards=PUSH, params=_file_params(False), summary="Commit the removal of a file")
-def delete_file(ctx: Ctx):
+def delete_file(ctx: Ctx) -> shapes.FileChange:
     return _change_file(ctx, files.DELETE)
 
 
