@@ -116,7 +116,7 @@ def empty_data_dir(config: config_module.Config) -> None:
         else:
             child.unlink()
     for directory in (config.repositories_dir, config.uploads_dir, config.tmp_dir):
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import jsonschema_rs
 from sqlalchemy import event as sqlalchemy_event
 
 from codeyard import config as config_module
@@ -148,7 +149,9 @@ class ApiClient:
         if self.token is not None:
             headers.setdefault("PRIVATE-TOKEN", self.token)
         url = path if path.startswith(("http://", "https://")) else self.prefix + path
-        return self.client.request(method, url, headers=headers, **kwargs)
+        response = self.client.request(method, url, headers=headers, **kwargs)
+        response_schemas().check(response)
+        return response
 
     def get(self, path: str, **kwargs) -> httpx.Response:
         return self.request("GET", path, **kwargs)
@@ -161,6 +164,52 @@ class ApiClient:
 
     def delete(self, path: str, **kwargs) -> httpx.Response:
         return self.request("DELETE", path, **kwargs)
+
+
+class ResponseSchemas:
+    """Checks every successful JSON answer against the schema its route declares in the OpenAPI
+    document (api/schemas.py), so the whole suite checks the documented shapes."""
+
+    def __init__(self):
+        from codeyard.app import build_router
+
+        self.router = build_router()
+        self.components: dict[str, dict] = {}
+        self.validators: dict[int, object] = {}
+
+    def check(self, response: httpx.Response) -> None:
+        if not 200 <= response.status_code < 300 or not response.headers.get("content-type", "").startswith("application/json"):
+            return
+        request = response.request
+        if request.method == "HEAD":
+            return
+        match = self.router.match(request.method, request.url.raw_path.decode("latin-1").split("?", 1)[0])
+        if match is None or match.route is None:
+            return
+        validator = self._validator(match.route)
+        if validator is not None:
+            try:
+                validator.validate(response.json())
+            except jsonschema_rs.ValidationError as error:
+                raise AssertionError(f"{request.method} {request.url.path}: the answer does not match its schema: {error}") from None
+
+    def _validator(self, route):
+        from codeyard.api.schemas import response_schema
+
+        if id(route) not in self.validators:
+            schema = response_schema(route, self.components)
+            document = None if schema is None else {**schema, "components": {"schemas": dict(self.components)}}
+            self.validators[id(route)] = None if document is None else jsonschema_rs.validator_for(document)
+        return self.validators[id(route)]
+
+
+_RESPONSE_SCHEMAS: list[ResponseSchemas] = []
+
+
+def response_schemas() -> ResponseSchemas:
+    if not _RESPONSE_SCHEMAS:
+        _RESPONSE_SCHEMAS.append(ResponseSchemas())
+    return _RESPONSE_SCHEMAS[0]
 
 
 def free_port() -> int:

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from starlette.responses import Response
 
 from . import config as config_module
+from . import datadir
 from .api import auth
 from .api.bodies import read_body
 from .api.context import Ctx
@@ -153,6 +154,7 @@ def build_router() -> Router:
 def create_app(config: config_module.Config | None = None) -> CodeyardApp:
     """The application for CONFIG (default: from the environment), as uvicorn's factory calls it."""
     config = config or config_module.load()
+    datadir.restrict_umask()
     logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return CodeyardApp(Runtime(config), build_router())
 

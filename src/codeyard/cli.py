@@ -8,6 +8,7 @@ import sys
 import click
 
 from . import config as config_module
+from . import datadir
 
 
 def _config(data_dir: str | None = None, **overrides) -> config_module.Config:
@@ -15,17 +16,17 @@ def _config(data_dir: str | None = None, **overrides) -> config_module.Config:
 
 
 def _prepare(config: config_module.Config) -> None:
-    config.data_dir.mkdir(parents=True, exist_ok=True)
-    for directory in (config.repositories_dir, config.uploads_dir, config.tmp_dir):
-        directory.mkdir(parents=True, exist_ok=True)
+    datadir.prepare(config)
     from .db import migrate
 
     migrate.upgrade(config.database_url)
+    datadir.protect_database(config.database_url)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """codeyard: self-hosted code hosting with a GitLab API v3 compatible JSON API."""
+    datadir.restrict_umask()
 
 
 @main.command()

@@ -101,3 +101,37 @@ def test_type_errors():
 
 def test_aliases():
     assert validate((Bool("avatars", aliases=("gravatar",)),), {"gravatar": "1"}) == {"avatars": True}
+
+
+def test_control_characters_by_kind_of_text():
+    declared = (Str("line"), Str("text", multiline=True), Str("secret", verbatim=True), StrList("tags"))
+    ok = validate(declared, {"line": "a b", "text": "a\r\n\tb", "secret": "\x00\x1b\x7f", "tags": ["x"]})
+    assert ok == {"line": "a b", "text": "a\r\n\tb", "secret": "\x00\x1b\x7f", "tags": ["x"]}
+    with pytest.raises(Invalid) as caught:
+        validate(declared, {"line": "a\nb", "text": "a\x00b", "tags": ["x\x1by"]})
+    reason = ["must not contain control characters"]
+    assert caught.value.errors == {"line": reason, "text": reason, "tags": reason}
+    for character in ("\t", "\x85", "\x7f", "\u009b"):
+        with pytest.raises(Invalid):
+            validate((Str("line"),), {"line": f"a{character}b"})
+
+
+def test_checks_report_every_reason_with_the_other_fields():
+    def odd(text):
+        return ["is odd", "is long"] if len(text) % 2 else []
+
+    declared = (Str("a", check=odd), Int("n", maximum=1), Str("b", check=odd))
+    assert validate(declared, {"a": "xy", "b": "zz"}) == {"a": "xy", "b": "zz"}
+    with pytest.raises(Invalid) as caught:
+        validate(declared, {"a": "x", "n": 5, "b": "y"})
+    assert caught.value.errors == {"a": ["is odd", "is long"], "n": ["must be less than or equal to 1"], "b": ["is odd", "is long"]}
+
+
+def test_markup_is_refused_in_names_and_emails():
+    from codeyard.api.params import plain_text
+
+    declared = (Str("name", check=plain_text), Email("email"))
+    assert validate(declared, {"name": "Ada O'Neil & co", "email": "ada@example.com"})["name"] == "Ada O'Neil & co"
+    with pytest.raises(Invalid) as caught:
+        validate(declared, {"name": "<b>Ada</b>", "email": "<a>@example.com"})
+    assert caught.value.errors == {"name": ["cannot contain < or >"], "email": ["is invalid"]}

@@ -26,7 +26,7 @@ def _oauth_error(status: int, error: str, description: str) -> Reply:
     "/oauth/token",
     auth="none",
     summary="Issue an OAuth access token for a username and password (grant_type=password)",
-    params=(Str("grant_type"), Str("username"), Str("password"), Str("scope")),
+    params=(Str("grant_type"), Str("username"), Str("password", verbatim=True), Str("scope")),
 )
 async def issue_token(ctx: Ctx):
     grant_type, username, password = (ctx.args.get(k) for k in ("grant_type", "username", "password"))

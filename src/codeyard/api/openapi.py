@@ -1,10 +1,12 @@
-"""The OpenAPI 3 document, generated from the declared routes so that it lists every endpoint."""
+"""The OpenAPI 3.1 document, generated from the declared routes so that it lists every endpoint, with
+the response schemas the handlers' return annotations declare (api/schemas.py)."""
 
 from __future__ import annotations
 
 import re
 
 from .routing import Route
+from .schemas import response_schema
 
 SEGMENT = re.compile(r"[:*](\w+)")
 ERROR_SCHEMA = {
@@ -16,16 +18,17 @@ ERROR_SCHEMA = {
 
 def document(routes: list[Route], base_url: str) -> dict:
     paths: dict[str, dict] = {}
+    components: dict[str, dict] = {"Error": ERROR_SCHEMA}
     for route in routes:
         path = SEGMENT.sub(r"{\1}", route.template)
-        paths.setdefault(path, {})[route.method.lower()] = _operation(route)
+        paths.setdefault(path, {})[route.method.lower()] = _operation(route, components)
     return {
-        "openapi": "3.0.3",
+        "openapi": "3.1.0",
         "info": {"title": "codeyard API", "version": "v3"},
         "servers": [{"url": base_url}],
         "paths": dict(sorted(paths.items())),
         "components": {
-            "schemas": {"Error": ERROR_SCHEMA},
+            "schemas": dict(sorted(components.items())),
             "securitySchemes": {
                 "privateTokenHeader": {"type": "apiKey", "in": "header", "name": "PRIVATE-TOKEN"},
                 "privateTokenQuery": {"type": "apiKey", "in": "query", "name": "private_token"},
@@ -35,7 +38,7 @@ def document(routes: list[Route], base_url: str) -> dict:
     }
 
 
-def _operation(route: Route) -> dict:
+def _operation(route: Route, components: dict[str, dict]) -> dict:
     parameters = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"}} for name in route.path_params
     ]
@@ -59,7 +62,7 @@ def _operation(route: Route) -> dict:
         "operationId": f"{route.method.lower()}_{route.handler.__name__}",
         "summary": route.summary,
         "parameters": parameters,
-        "responses": _responses(route),
+        "responses": _responses(route, components),
     }
     if body_params:
         schema = {
@@ -76,9 +79,12 @@ def _operation(route: Route) -> dict:
     return operation
 
 
-def _responses(route: Route) -> dict:
+def _responses(route: Route, components: dict[str, dict]) -> dict:
     error = {"description": "Error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
-    responses = {str(route.success_status): {"description": "Success"}}
+    success: dict = {"description": "Success"}
+    if (schema := response_schema(route, components)) is not None and route.success_status not in (204, 304):
+        success["content"] = {"application/json": {"schema": schema}}
+    responses = {str(route.success_status): success}
     if route.auth == "required":
         responses["401"] = {**error, "description": "Not authenticated"}
     if route.admin or route.guards:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 from ..db.models import MAX_INTEGER
@@ -46,11 +47,15 @@ def window(ctx: Ctx) -> Window:
     return Window(page, per_page)
 
 
-@dataclass
-class Page:
-    """What a handler returns for a paginated list: the rendered items of one page and the total."""
+Item = TypeVar("Item")
 
-    items: list
+
+@dataclass
+class Page(Generic[Item]):
+    """What a handler returns for a paginated list: the rendered items of one page and the total.
+    `Page[Entity]` in a handler's annotation declares the answer a list of Entity."""
+
+    items: list[Item]
     total: int
     window: Window
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -29,7 +29,9 @@ MAX_KEY_DEPTH = 100  # Rack's param_depth_limit
 
 
 class ParamError(ValueError):
-    pass
+    def __init__(self, *reasons: str):
+        super().__init__(*reasons)
+        self.reasons = list(reasons)
 
 
 # --- raw parameters ----------------------------------------------------------------------------
@@ -114,11 +116,26 @@ class Param:
         return False, None
 
 
+# C0 controls, DEL and C1 controls: they corrupt what they reach (commit headers, logs, listings).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+CONTROL_MESSAGE = "must not contain control characters"
+
+
+def plain_text(text: str) -> list[str]:
+    """A check for names shown in pages and mails: no markup."""
+    return ["cannot contain < or >"] if "<" in text or ">" in text else []
+
+
 def _is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and value.strip() == "")
 
 
 class Str(Param):
+    """Text. Control characters are refused unless the text is MULTILINE (tabs and line ends allowed)
+    or VERBATIM (file content, passwords: anything goes). CHECK returns the reasons a value is
+    unacceptable (a service's own name or path rules), so they are reported with every other field."""
+
     def __init__(
         self,
         name: str,
@@ -128,6 +145,9 @@ class Str(Param):
         pattern: str | None = None,
         pattern_message: str = "is invalid",
         strip: bool = False,
+        multiline: bool = False,
+        verbatim: bool = False,
+        check: Callable[[str], list[str]] | None = None,
         **options,
     ):
         super().__init__(name, **options)
@@ -136,6 +156,8 @@ class Str(Param):
         self.pattern = re.compile(pattern) if pattern else None
         self.pattern_message = pattern_message
         self.strip = strip
+        self.control = None if verbatim else _CONTROL_BUT_LINES if multiline else _CONTROL
+        self.check = check
 
     def convert(self, value: Any) -> str:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -147,8 +169,12 @@ class Str(Param):
             raise ParamError(f"is too long (maximum is {self.max_length} characters)")
         if self.min_length is not None and len(text) < self.min_length:
             raise ParamError(f"is too short (minimum is {self.min_length} characters)")
+        if self.control is not None and self.control.search(text):
+            raise ParamError(CONTROL_MESSAGE)
         if self.pattern is not None and not self.pattern.fullmatch(text):
             raise ParamError(self.pattern_message)
+        if self.check is not None and (reasons := self.check(text)):
+            raise ParamError(*reasons)
         return text
 
     def schema(self) -> dict:
@@ -305,6 +331,8 @@ class StrList(Param):
         for item in as_list(value):
             if not isinstance(item, str) or (self.item_pattern and not self.item_pattern.fullmatch(item.strip())):
                 raise ParamError(self.item_message.format(value=item))
+            if _CONTROL.search(item):
+                raise ParamError(CONTROL_MESSAGE)
             items.append(item.strip())
         return items
 
@@ -335,7 +363,7 @@ class Url(Str):
 
 class Email(Str):
     def __init__(self, name: str, **options):
-        super().__init__(name, max_length=255, strip=True, pattern=r"[^@\s]+@[^@\s]+\.[^@\s]+", **options)
+        super().__init__(name, max_length=255, strip=True, pattern=r"[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+", **options)
 
     def schema(self) -> dict:
         return {"type": "string", "format": "email", "maxLength": 255}
@@ -386,7 +414,7 @@ def validate(declared: tuple[Param, ...], raw: dict[str, Any]) -> dict[str, Any]
         try:
             args[param.name] = param.convert(value)
         except ParamError as error:
-            errors[param.name] = [str(error)]
+            errors[param.name] = error.reasons
     if errors:
         raise Invalid(errors)
     return args

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
 
@@ -13,11 +13,14 @@ from .paging import Page
 JSON_TYPE = (b"content-type", b"application/json")
 
 
-@dataclass
-class Reply:
-    """JSON data with an explicit status or extra headers."""
+Body = TypeVar("Body")
 
-    body: Any
+
+@dataclass
+class Reply(Generic[Body]):
+    """JSON data with an explicit status or extra headers (`Reply[Entity]` in an annotation)."""
+
+    body: Body
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
 

@@ -2,7 +2,103 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from .common import iso
+
+
+class RepoCommit(TypedDict):
+    id: str
+    short_id: str
+    title: str
+    author_name: str
+    author_email: str
+    created_at: str | None
+    message: str
+
+
+class RepoCommitDetail(RepoCommit):
+    parent_ids: list[str]
+    committed_date: str | None
+    authored_date: str | None
+    status: None
+
+
+class RepoDiff(TypedDict):
+    old_path: str
+    new_path: str
+    a_mode: str
+    b_mode: str
+    diff: str
+    new_file: bool
+    renamed_file: bool
+    deleted_file: bool
+    too_large: bool  # GitLab 8's diff limits: no diff for this file / past the response's budget
+    collapsed: bool
+
+
+class Compare(TypedDict):
+    commit: RepoCommit | None
+    commits: list[RepoCommit]
+    diffs: list[RepoDiff]
+    compare_timeout: bool
+    compare_same_ref: bool
+
+
+class TreeEntry(TypedDict):
+    id: str
+    name: str
+    type: str
+    mode: str
+    path: str
+
+
+class RepoFile(TypedDict):
+    file_name: str
+    file_path: str
+    size: int
+    encoding: str
+    content: str
+    ref: str
+    blob_id: str
+    commit_id: str
+    last_commit_id: str | None
+
+
+class FileChange(TypedDict):
+    file_path: str
+    branch_name: str
+
+
+class DeletedBranch(TypedDict):
+    branch_name: str
+
+
+class CommitId(TypedDict):
+    id: str
+
+
+class Person(TypedDict):
+    name: str
+    email: str
+
+
+class BranchCommit(TypedDict):
+    id: str
+    parents: list[CommitId]
+    tree: str
+    message: str
+    author: Person
+    committer: Person
+    authored_date: str | None
+    committed_date: str | None
+
+
+class Branch(TypedDict):
+    name: str
+    commit: BranchCommit
+    protected: bool
+    developers_can_push: bool
 
 
 def title(message: str) -> str:
@@ -13,7 +109,7 @@ def title(message: str) -> str:
     return first[:80] + "…" if len(first) > 100 else first
 
 
-def repo_commit(info) -> dict:
+def repo_commit(info) -> RepoCommit:
     return {
         "id": info.id,
         "short_id": info.id[:8],
@@ -25,7 +121,7 @@ def repo_commit(info) -> dict:
     }
 
 
-def repo_commit_detail(info) -> dict:
+def repo_commit_detail(info) -> RepoCommitDetail:
     return {
         **repo_commit(info),
         "parent_ids": info.parent_ids,
@@ -35,7 +131,7 @@ def repo_commit_detail(info) -> dict:
     }
 
 
-def repo_diff(found) -> dict:
+def repo_diff(found) -> RepoDiff:
     """RepoDiff (reference 10) with GitLab 8's `too_large` and `collapsed`: FOUND is git.diffs.FileDiff."""
     return {
         "old_path": found.old_path,
@@ -51,7 +147,7 @@ def repo_diff(found) -> dict:
     }
 
 
-def comparison(found, same_ref: bool) -> dict:
+def comparison(found, same_ref: bool) -> Compare:
     """GitLab's Compare entity: FOUND is git.diffs.Comparison."""
     return {
         "commit": repo_commit(found.head) if found.commits else None,
@@ -62,7 +158,7 @@ def comparison(found, same_ref: bool) -> dict:
     }
 
 
-def branch_commit(info) -> dict:
+def branch_commit(info) -> BranchCommit:
     return {
         "id": info.id,
         "parents": [{"id": parent} for parent in info.parent_ids],
@@ -75,7 +171,7 @@ def branch_commit(info) -> dict:
     }
 
 
-def branch(found) -> dict:
+def branch(found) -> Branch:
     """FOUND is services.branches.Branch."""
     return {
         "name": found.name,

@@ -5,7 +5,22 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypedDict
 from urllib.parse import urlsplit
+
+
+class Revoked(TypedDict):
+    """A removal of what was not there (members): still a success."""
+
+    message: str
+    id: int
+
+
+class DeletedBefore(TypedDict):
+    """A second delete of a user, group or project: what the tombstone remembers."""
+
+    id: int
+    deleted_at: str | None
 
 
 def iso(moment: dt.datetime | None) -> str | None:

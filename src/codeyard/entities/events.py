@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 from .common import View, iso
-from .users import user_basic
+from .users import UserBasic, user_basic
 
 
-def event(row, view: View, action_name: str) -> dict:
+class Event(TypedDict):
+    title: str | None
+    project_id: int
+    action_name: str
+    target_id: int | None
+    target_type: str | None
+    author_id: int | None
+    author: UserBasic | None
+    author_username: str | None
+    data: Any
+    target_title: str | None
+    created_at: str | None
+
+
+def event(row, view: View, action_name: str) -> Event:
     author = row.author
     return {
         "title": row.title,

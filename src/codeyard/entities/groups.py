@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
-from .common import View
+from typing import TypedDict
+
+from .common import DeletedBefore, View
+from .projects import Project
 
 
-def group(row, view: View) -> dict:
+class Group(TypedDict):
+    id: int
+    name: str
+    path: str
+    description: str
+    visibility_level: int
+    avatar_url: str | None
+    web_url: str
+
+
+class DeletedGroup(DeletedBefore):
+    path: str
+
+
+class GroupDetail(Group):
+    projects: list[Project]
+
+
+def group(row, view: View) -> Group:
     return {
         "id": row.id,
         "name": row.name,

@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from .common import iso
+
+
+class Hook(TypedDict):
+    id: int
+    url: str
+    project_id: int
+    push_events: str
+    issues_events: str
+    merge_requests_events: str
+    tag_push_events: str
+    note_events: str
+    build_events: str
+    enable_ssl_verification: str
+    created_at: str | None
 
 FLAGS = (
     "push_events",
@@ -19,7 +35,7 @@ def flag(value: bool) -> str:
     return "true" if value else "false"
 
 
-def hook(row) -> dict:
+def hook(row) -> Hook:
     data = {"id": row.id, "url": row.url, "project_id": row.project_id}
     data.update((name, flag(getattr(row, name))) for name in FLAGS)
     data["created_at"] = iso(row.created_at)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from .common import View
-from .users import user_contact
+from .users import UserContact, user_contact
 
 
-def member(user, access_level: int, view: View) -> dict:
+class Member(UserContact):
+    access_level: int
+
+
+def member(user, access_level: int, view: View) -> Member:
     """`id, username, email, name, state, created_at, avatar_url, web_url, access_level`."""
     data = user_contact(user, view)
     data["access_level"] = access_level

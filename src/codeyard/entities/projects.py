@@ -2,8 +2,115 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from .common import View, iso
 from .users import avatar_url, web_url
+
+
+class ProjectNamespace(TypedDict):
+    id: int
+    name: str
+    path: str
+    kind: str
+    owner_id: int | None
+    description: str
+    visibility_level: int
+    created_at: str | None
+    updated_at: str | None
+
+
+class UserOwner(TypedDict):
+    id: int
+    name: str
+    created_at: str | None
+    username: str
+    state: str
+    avatar_url: str
+    web_url: str
+
+
+class GroupOwner(TypedDict):
+    id: int
+    name: str
+    created_at: str | None
+    path: str
+    kind: str
+
+
+class ProjectBasic(TypedDict):
+    id: int
+    name: str
+    name_with_namespace: str
+    path: str
+    path_with_namespace: str
+
+
+class Membership(TypedDict):
+    access_level: int
+    notification_level: int
+
+
+class Permissions(TypedDict):
+    project_access: Membership | None
+    group_access: Membership | None
+
+
+class ProjectFields(TypedDict):
+    id: int
+    description: str | None
+    default_branch: str | None
+    tag_list: list[str]
+    public: bool
+    archived: bool
+    visibility_level: int
+    ssh_url_to_repo: str
+    http_url_to_repo: str
+    web_url: str
+    owner: UserOwner | GroupOwner
+    name: str
+    name_with_namespace: str
+    path: str
+    path_with_namespace: str
+    issues_enabled: bool
+    merge_requests_enabled: bool
+    wiki_enabled: bool
+    builds_enabled: bool
+    snippets_enabled: bool
+    created_at: str | None
+    last_activity_at: str | None
+    shared_runners_enabled: bool
+    creator_id: int | None
+    namespace: ProjectNamespace
+    avatar_url: str | None
+    star_count: int
+    forks_count: int
+    open_issues_count: int
+    runners_token: str
+
+
+class Project(ProjectFields, total=False):
+    forked_from_project: ProjectBasic
+    public_builds: bool
+    permissions: Permissions
+
+
+class DeletedProjectFields(TypedDict):
+    id: int
+    path_with_namespace: str
+
+
+class DeletedProject(DeletedProjectFields, total=False):
+    deleted: bool  # deleted by this request
+    deleted_at: str | None  # deleted before
+
+
+class ForkLink(TypedDict):
+    id: int
+    forked_to_project_id: int
+    forked_from_project_id: int
+    created_at: str | None
+    updated_at: str | None
 
 
 def urls(project, view: View) -> dict[str, str]:
@@ -12,7 +119,7 @@ def urls(project, view: View) -> dict[str, str]:
     return {"ssh_url_to_repo": f"git@{view.host}:{path}.git", "http_url_to_repo": f"{web}.git", "web_url": web}
 
 
-def namespace(row) -> dict:
+def namespace(row) -> ProjectNamespace:
     return {
         "id": row.id,
         "name": row.name,
@@ -33,7 +140,7 @@ def human_namespace_name(row) -> str:
     return row.name
 
 
-def owner(project, view: View) -> dict:
+def owner(project, view: View) -> UserOwner | GroupOwner:
     """The user owning a personal project; for a group project, the group (GitLab's Project#owner)."""
     ns = project.namespace
     if ns.kind == "user" and ns.owner is not None:
@@ -50,7 +157,7 @@ def owner(project, view: View) -> dict:
     return {"id": ns.id, "name": ns.name, "created_at": iso(ns.created_at), "path": ns.path, "kind": ns.kind}
 
 
-def basic(project) -> dict:
+def basic(project) -> ProjectBasic:
     """`forked_from_project` and other references: id, names and paths."""
     return {
         "id": project.id,
@@ -61,7 +168,7 @@ def basic(project) -> dict:
     }
 
 
-def membership(found) -> dict | None:
+def membership(found) -> Membership | None:
     if found is None:
         return None
     return {"access_level": found.access_level, "notification_level": found.notification_level}
@@ -75,7 +182,7 @@ def project(
     permissions: bool = False,
     runners_token: str = "",
     in_list: bool = False,
-) -> dict:
+) -> Project:
     """DETAILS is `services.projects.Details` for a set of projects including P. RUNNERS_TOKEN is
     empty for callers who may not administer P (C27)."""
     data = {

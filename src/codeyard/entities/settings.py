@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from .common import iso
 
 
-def application_settings(row) -> dict:
+class ApplicationSettings(TypedDict):
+    id: int
+    default_projects_limit: int
+    signup_enabled: bool
+    signin_enabled: bool
+    avatarservice_enabled: bool
+    sign_in_text: str
+    created_at: str | None
+    updated_at: str | None
+    home_page_url: str
+    default_branch_protection: int
+    socialnetwork_sharing_enabled: bool
+    restricted_visibility_levels: list[int]
+    max_attachment_size: int
+    session_expire_delay: int
+    default_project_visibility: int
+    default_snippet_visibility: int
+    default_group_visibility: int
+    restricted_signup_domains: list[str]
+    domain_whitelist: list[str]
+    user_oauth_applications: bool
+    after_sign_out_path: str
+
+
+def application_settings(row) -> ApplicationSettings:
     return {
         "id": row.id,
         "default_projects_limit": row.default_projects_limit,

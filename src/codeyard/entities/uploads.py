@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
 
-def upload_result(secret: str, filename: str, is_image: bool) -> dict:
+
+class UploadResult(TypedDict):
+    alt: str
+    url: str
+    is_image: bool
+    markdown: str
+
+
+def upload_result(secret: str, filename: str, is_image: bool) -> UploadResult:
     """An image reads `![name without extension](url)`, anything else `[name](url)`; `]` is escaped."""
     url = f"/uploads/{secret}/{filename}"
     alt = filename.rsplit(".", 1)[0] if is_image else filename

@@ -7,12 +7,71 @@ Every function takes any object with the user's attributes: an ORM `User` or a r
 from __future__ import annotations
 
 import hashlib
+from typing import TypedDict
 
-from .common import View, iso
+from .common import DeletedBefore, View, iso
 
 # codeyard has no web interface to theme: every user shows GitLab 8's defaults (docs/DECISIONS.md C43).
 DEFAULT_THEME_ID = 2
 DEFAULT_COLOR_SCHEME_ID = 1
+
+
+class UserBasic(TypedDict):
+    name: str
+    username: str
+    id: int
+    state: str
+    avatar_url: str
+    web_url: str
+
+
+class User(UserBasic):
+    created_at: str | None
+    is_admin: bool
+    bio: str | None
+    profnet: str | None
+    messenger: str | None
+    microblog: str | None
+    website_url: str | None
+
+
+class Identity(TypedDict):
+    provider: str
+    extern_uid: str
+
+
+class UserFull(User):
+    last_sign_in_at: str | None
+    confirmed_at: str | None
+    email: str
+    theme_id: int
+    color_scheme_id: int
+    projects_limit: int
+    current_sign_in_at: str | None
+    identities: list[Identity]
+    can_create_group: bool
+    can_create_project: bool
+    two_factor_enabled: bool
+    external: bool
+
+
+class UserLogin(UserFull, total=False):
+    private_token: str
+
+
+class DeletedUser(DeletedBefore):
+    username: str
+
+
+class UserContact(TypedDict):
+    id: int
+    username: str
+    email: str
+    name: str
+    state: str
+    created_at: str | None
+    avatar_url: str
+    web_url: str
 
 
 def avatar_url(user, view: View) -> str:
@@ -28,7 +87,7 @@ def web_url(user, view: View) -> str:
     return f"{view.base_url}/u/{user.username}"
 
 
-def user_basic(user, view: View) -> dict:
+def user_basic(user, view: View) -> UserBasic:
     return {
         "name": user.name,
         "username": user.username,
@@ -39,7 +98,7 @@ def user_basic(user, view: View) -> dict:
     }
 
 
-def user(user, view: View) -> dict:
+def user(user, view: View) -> User:
     """The spec's build form: basic + created_at, is_admin, bio, the three handles, website_url."""
     data = user_basic(user, view)
     data.update(
@@ -54,7 +113,7 @@ def user(user, view: View) -> dict:
     return data
 
 
-def user_full(subject, view: View, can_create_project: bool) -> dict:
+def user_full(subject, view: View, can_create_project: bool) -> UserFull:
     data = user(subject, view)
     data.update(
         last_sign_in_at=iso(subject.last_sign_in_at),
@@ -73,7 +132,7 @@ def user_full(subject, view: View, can_create_project: bool) -> dict:
     return data
 
 
-def user_login(subject, view: View, can_create_project: bool, private_token: str | None) -> dict:
+def user_login(subject, view: View, can_create_project: bool, private_token: str | None) -> UserLogin:
     """The caller's own record. Tokens are stored hashed, so `private_token` is the one the caller
     authenticated with (or was just issued); it is absent when unknown (OAuth, sudo)."""
     data = user_full(subject, view, can_create_project)
@@ -82,7 +141,7 @@ def user_login(subject, view: View, can_create_project: bool, private_token: str
     return data
 
 
-def user_contact(subject, view: View) -> dict:
+def user_contact(subject, view: View) -> UserContact:
     """Merge request author/assignee and team member form: id, username, email, name, state, created_at."""
     return {
         "id": subject.id,

@@ -24,7 +24,7 @@ def repository_path(repositories_dir: Path, project_id: int) -> Path:
 
 def create(path: Path) -> None:
     """A new empty bare repository whose HEAD names master."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     pygit2.init_repository(str(path), bare=True, initial_head=DEFAULT_HEAD)
     _configure(path)
 
@@ -33,7 +33,7 @@ def copy(source: Path, target: Path) -> None:
     """A fork: an independent copy of SOURCE's branches and tags. Object files are hard-linked where
     the file system allows; git never changes an object file in place, so later pushes to either
     repository never show in the other."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     subprocess.run(["git", "clone", "--bare", "--quiet", str(source), str(target)], check=True, capture_output=True)
     subprocess.run(["git", "-C", str(target), "remote", "remove", "origin"], check=True, capture_output=True)
     head = pygit2.Repository(str(source)).references.get("HEAD")

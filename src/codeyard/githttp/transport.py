@@ -15,6 +15,7 @@ work in one short transaction; a failure there is logged and never fails the pus
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -25,10 +26,11 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from .. import datadir
 from ..api.context import Ctx
 from ..api.registry import WEB
 from ..db.models import Project, ProtectedBranch, User
-from ..errors import BadRequest, Forbidden, NotFound, RepositoryUnavailable, Unauthorized
+from ..errors import BadRequest, CodeyardError, Forbidden, NotFound, RepositoryUnavailable, Unauthorized
 from ..git import storage
 from ..policies import projects as policy
 from ..services import access as access_service
@@ -53,7 +55,44 @@ def _project_path(ctx: Ctx) -> str:
     return project[: -len(".git")] if project.endswith(".git") else project
 
 
+NOSNIFF = (b"x-content-type-options", b"nosniff")
+
+
+def text_errors(handler):
+    """Git routes answer errors as plain text (what git shows its user), never as a page a browser
+    could be made to sniff and render."""
+
+    @functools.wraps(handler)
+    async def answer(ctx: Ctx, receive, send):
+        try:
+            await handler(ctx, receive, send)
+        except Exception as error:
+            if ctx.scope.get("codeyard.response_started"):
+                raise
+            ctx.rollback()
+            await send_text(send, *_error_text(ctx, error))
+
+    return answer
+
+
+def _error_text(ctx: Ctx, error: Exception) -> tuple[int, str, dict]:
+    if isinstance(error, CodeyardError):
+        message = error.message if isinstance(error.message, str) else json.dumps(error.message)
+        return error.status, message, error.headers
+    log.exception("unhandled error on %s %s", ctx.method, ctx.raw_path)
+    return 500, "500 Internal Server Error", {}
+
+
+async def send_text(send, status: int, message: str, headers: dict) -> None:
+    body = f"{message}\n".encode()
+    head = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()), NOSNIFF]
+    head += [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": body})
+
+
 @WEB.get("/:namespace/:project/info/refs", kind="raw", auth="none", summary="git smart HTTP: ref advertisement")
+@text_errors
 async def info_refs(ctx: Ctx, receive, send):
     service = ctx.query.get("service")
     if service not in (UPLOAD, RECEIVE):
@@ -62,11 +101,13 @@ async def info_refs(ctx: Ctx, receive, send):
 
 
 @WEB.post("/:namespace/:project/git-upload-pack", kind="raw", auth="none", summary="git smart HTTP: fetch and clone")
+@text_errors
 async def upload_pack(ctx: Ctx, receive, send):
     await serve(ctx, receive, send, UPLOAD, UPLOAD)
 
 
 @WEB.post("/:namespace/:project/git-receive-pack", kind="raw", auth="none", summary="git smart HTTP: push")
+@text_errors
 async def receive_pack(ctx: Ctx, receive, send):
     await serve(ctx, receive, send, RECEIVE, RECEIVE)
 
@@ -132,10 +173,10 @@ def hooks_dir(ctx: Ctx) -> Path:
     for hook in HOOKS:
         path = directory / hook
         if not path.exists():
-            directory.mkdir(parents=True, exist_ok=True)
+            datadir.private_dir(directory)
             temporary = directory / f".{hook}.{secrets.token_hex(4)}"
             temporary.write_text(f"#!/bin/sh\nexec '{sys.executable}' -m codeyard.githooks {hook}\n")
-            temporary.chmod(0o755)
+            temporary.chmod(0o700)
             temporary.replace(path)
     return directory
 
@@ -188,7 +229,7 @@ async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], finish_once_
     errors = asyncio.create_task(_tail(process.stderr))
     try:
         status, headers, rest = await _read_cgi_head(process.stdout)
-        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.start", "status": status, "headers": [*headers, NOSNIFF]})
         ctx.scope["codeyard.response_started"] = True
         if rest:
             await send({"type": "http.response.body", "body": rest, "more_body": True})

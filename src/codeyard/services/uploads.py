@@ -119,7 +119,7 @@ def store(session: Session, rt, actor, project: Project, upload) -> Upload:
     filename = sanitize_filename(upload.filename or "")
     secret = secrets.token_hex(16)
     directory = project_dir(rt, project.id) / secret
-    directory.mkdir(parents=True)
+    directory.mkdir(mode=0o700, parents=True)
     on_rollback(session, lambda: shutil.rmtree(directory, ignore_errors=True))
     size = _copy(upload.file, directory / filename, limit)
     if size is None:
@@ -142,7 +142,7 @@ def _copy(source, target: Path, limit: int) -> int | None:
     """Copy SOURCE into a new file TARGET; the size, or None once more than LIMIT bytes came."""
     source.seek(0)
     size = 0
-    with target.open("xb") as out:
+    with os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
         while chunk := source.read(CHUNK):
             size += len(chunk)
             if size > limit:

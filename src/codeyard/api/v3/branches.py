@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...entities.commits import Branch, DeletedBranch
 from ...entities.commits import branch as branch_entity
 from ...policies import projects as policy
 from ...services import branches
@@ -18,14 +19,14 @@ BRANCHES = "/projects/:id/repository/branches"
 
 
 @API.get(BRANCHES, guards=READ, paginated=True, summary="Branches, sorted by name")
-def list_branches(ctx: Ctx):
+def list_branches(ctx: Ctx) -> paging.Page[Branch]:
     window = paging.window(ctx)
     total, found = branches.page(ctx.session, ctx.rt, ctx.project, window.offset, window.limit)
     return paging.Page([branch_entity(branch) for branch in found], total, window)
 
 
 @API.get(BRANCHES + "/*branch", guards=READ, summary="A branch")
-def get_branch(ctx: Ctx):
+def get_branch(ctx: Ctx) -> Branch:
     return branch_entity(branches.get(ctx.session, ctx.rt, ctx.project, ctx.path_params["branch"]))
 
 
@@ -35,13 +36,13 @@ def get_branch(ctx: Ctx):
     params=(Bool("developers_can_push", doc="Developers may push (nobody force-pushes or deletes)"),),
     summary="Protect a branch (idempotent)",
 )
-def protect_branch(ctx: Ctx):
+def protect_branch(ctx: Ctx) -> Branch:
     found = branches.protect(ctx.session, ctx.rt, ctx.project, ctx.path_params["branch"], ctx.args.get("developers_can_push"))
     return branch_entity(found)
 
 
 @API.put(BRANCHES + "/*branch/unprotect", guards=ADMIN, summary="Unprotect a branch (idempotent)")
-def unprotect_branch(ctx: Ctx):
+def unprotect_branch(ctx: Ctx) -> Branch:
     return branch_entity(branches.unprotect(ctx.session, ctx.rt, ctx.project, ctx.path_params["branch"]))
 
 
@@ -52,13 +53,13 @@ def unprotect_branch(ctx: Ctx):
     params=(Str("branch_name", required=True), Str("ref", required=True, max_length=255)),
     summary="Create a branch at a ref",
 )
-def create_branch(ctx: Ctx):
+def create_branch(ctx: Ctx) -> Branch:
     found = branches.create(ctx.session, ctx.rt, ctx.project, ctx.actor, ctx.args["branch_name"], ctx.args["ref"])
     return branch_entity(found)
 
 
 @API.delete(BRANCHES + "/*branch", guards=PUSH, summary="Delete a branch (not the default or a protected one)")
-def delete_branch(ctx: Ctx):
+def delete_branch(ctx: Ctx) -> DeletedBranch:
     name = ctx.path_params["branch"]
     branches.delete(ctx.session, ctx.rt, ctx.project, ctx.actor, name)
     return {"branch_name": name}

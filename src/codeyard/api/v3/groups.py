@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from ...entities.common import iso
+from ...entities.common import Revoked, iso
+from ...entities.groups import DeletedGroup, Group, GroupDetail
 from ...entities.groups import group as group_entity
+from ...entities.members import Member
 from ...entities.members import member as member_entity
+from ...entities.projects import Project
 from ...errors import NotFound
 from ...policies import groups as group_policy
 from ...policies.projects import ACCESS_LEVELS, VISIBILITY_LEVELS
-from ...services import groups, projects
+from ...services import groups, projects, users
 from .. import paging
 from ..context import Ctx
 from ..guards import group_guard, load_project
@@ -19,30 +22,32 @@ from .projects import LIST_PARAMS, listing, render
 READ = (group_guard(),)
 ADMIN = (group_guard(group_policy.ADMIN_GROUP),)
 ADMIN_MEMBERS = (group_guard(group_policy.ADMIN_GROUP_MEMBER),)
+NAME = Str("name", max_length=255, check=groups.name_errors)
+PATH = Str("path", max_length=255, check=users.namespace_path_errors)
 GROUP_FIELDS = (
-    Str("description", max_length=2000, nullable=True),
+    Str("description", max_length=2000, nullable=True, multiline=True),
     Choice("visibility_level", VISIBILITY_LEVELS),
 )
 
 
 @API.post(
     "/groups",
-    params=(Str("name", required=True, max_length=255), Str("path", required=True, max_length=255), *GROUP_FIELDS),
+    params=(NAME.as_required(), PATH.as_required(), *GROUP_FIELDS),
     summary="Create a group; the caller becomes its owner",
 )
-def create_group(ctx: Ctx):
+def create_group(ctx: Ctx) -> Group:
     return group_entity(groups.create(ctx.session, ctx.actor, ctx.args), ctx.view)
 
 
 @API.get("/groups", paginated=True, params=(Str("search"),), summary="Groups of the caller (all, for admins)")
-def list_groups(ctx: Ctx):
+def list_groups(ctx: Ctx) -> paging.Page[Group]:
     window = paging.window(ctx)
     total, found = groups.visible_page(ctx.session, ctx.actor, ctx.args.get("search"), window.offset, window.limit)
     return paging.Page([group_entity(row, ctx.view) for row in found], total, window)
 
 
 @API.get("/groups/:id", guards=READ, summary="A group (by id or path) with the projects the caller may read")
-def get_group(ctx: Ctx):
+def get_group(ctx: Ctx) -> GroupDetail:
     data = group_entity(ctx.group, ctx.view)
     found = groups.readable_projects(ctx.session, ctx.actor, ctx.group)
     data["projects"] = render(ctx, found, permissions=False, in_list=True)
@@ -50,13 +55,13 @@ def get_group(ctx: Ctx):
 
 
 @API.get("/groups/:id/projects", guards=READ, paginated=True, params=LIST_PARAMS, summary="Projects of a group the caller may read")
-def list_group_projects(ctx: Ctx):
+def list_group_projects(ctx: Ctx) -> paging.Page[Project]:
     ids = projects.visible(ctx.actor).where(projects.Project.namespace_id == ctx.group.id)
     return listing(ctx, ids, permissions=False)
 
 
 @API.post("/groups/:id/projects/:project_id", admin=True, guards=READ, summary="Move a project into the group (admin)")
-def transfer_project(ctx: Ctx):
+def transfer_project(ctx: Ctx) -> Group:
     project, _ = load_project(ctx, "project_id")
     projects.transfer(ctx.session, ctx.actor, project, ctx.group)
     return group_entity(ctx.group, ctx.view)
@@ -65,15 +70,15 @@ def transfer_project(ctx: Ctx):
 @API.put(
     "/groups/:id",
     guards=ADMIN,
-    params=(Str("name", max_length=255), Str("path", max_length=255), *GROUP_FIELDS),
+    params=(NAME, PATH, *GROUP_FIELDS),
     summary="Change a group (owners)",
 )
-def update_group(ctx: Ctx):
+def update_group(ctx: Ctx) -> Group:
     return group_entity(groups.update(ctx.session, ctx.actor, ctx.group, ctx.args), ctx.view)
 
 
 @API.delete("/groups/:id", summary="Delete a group with its projects (owners); a second delete answers 200")
-def delete_group(ctx: Ctx):
+def delete_group(ctx: Ctx) -> Group | DeletedGroup:
     ident = ctx.path_params["id"]
     group = groups.find(ctx.session, ident)
     if group is None:
@@ -99,14 +104,14 @@ def _member(ctx: Ctx, row) -> dict:
 @API.get(
     "/groups/:id/members", guards=READ, paginated=True, params=(Str("query", max_length=255),), summary="Members of a group"
 )
-def list_group_members(ctx: Ctx):
+def list_group_members(ctx: Ctx) -> paging.Page[Member]:
     window = paging.window(ctx)
     total, rows = groups.members_page(ctx.session, ctx.group, ctx.args.get("query"), window.offset, window.limit)
     return paging.Page([_member(ctx, row) for row in rows], total, window)
 
 
 @API.get("/groups/:id/members/:user_id", guards=READ, summary="A member of a group")
-def get_group_member(ctx: Ctx):
+def get_group_member(ctx: Ctx) -> Member:
     return _member(ctx, groups.get_member(ctx.session, ctx.group, ctx.path_int("user_id")))
 
 
@@ -116,18 +121,18 @@ def get_group_member(ctx: Ctx):
     params=(Id("user_id", required=True), LEVEL),
     summary="Add a member to a group (owners); 409 when already a member",
 )
-def add_group_member(ctx: Ctx):
+def add_group_member(ctx: Ctx) -> Member:
     return _member(ctx, groups.add_member(ctx.session, ctx.actor, ctx.group, ctx.args["user_id"], ctx.args["access_level"]))
 
 
 @API.put("/groups/:id/members/:user_id", guards=ADMIN_MEMBERS, params=(LEVEL,), summary="Change a group member's level")
-def update_group_member(ctx: Ctx):
+def update_group_member(ctx: Ctx) -> Member:
     row = groups.change_member_level(ctx.session, ctx.group, ctx.path_int("user_id"), ctx.args["access_level"])
     return _member(ctx, row)
 
 
 @API.delete("/groups/:id/members/:user_id", guards=ADMIN_MEMBERS, summary="Remove a group member (idempotent)")
-def remove_group_member(ctx: Ctx):
+def remove_group_member(ctx: Ctx) -> Member | Revoked:
     user_id = ctx.path_int("user_id")
     row = groups.remove_member(ctx.session, ctx.group, user_id)
     return _member(ctx, row) if row is not None else {"message": "Access revoked", "id": user_id}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ...entities.hooks import Hook
 from ...entities.hooks import hook as hook_entity
 from ...services import hooks
 from .. import paging
@@ -34,29 +35,29 @@ def _flags(ctx: Ctx) -> dict:
 
 
 @API.get("/projects/:id/hooks", guards=(ADMIN,), paginated=True, summary="Hooks of a project")
-def list_hooks(ctx: Ctx):
+def list_hooks(ctx: Ctx) -> paging.Page[Hook]:
     window = paging.window(ctx)
     total, found = hooks.page(ctx.session, ctx.project, window.offset, window.limit)
     return paging.Page([hook_entity(hook) for hook in found], total, window)
 
 
 @API.get("/projects/:id/hooks/:hook_id", guards=(ADMIN,), summary="One hook of a project")
-def get_hook(ctx: Ctx):
+def get_hook(ctx: Ctx) -> Hook:
     return hook_entity(hooks.get(ctx.session, ctx.project, ctx.path_int("hook_id")))
 
 
 @API.post("/projects/:id/hooks", guards=(ADMIN,), params=HOOK_PARAMS, summary="Add a hook to a project")
-def add_hook(ctx: Ctx):
+def add_hook(ctx: Ctx) -> Hook:
     return hook_entity(hooks.create(ctx.session, ctx.project, ctx.args["url"], _flags(ctx)))
 
 
 @API.put("/projects/:id/hooks/:hook_id", guards=(ADMIN, hook_exists), params=HOOK_PARAMS, summary="Edit a hook")
-def update_hook(ctx: Ctx):
+def update_hook(ctx: Ctx) -> Hook:
     hook = hooks.get(ctx.session, ctx.project, ctx.path_int("hook_id"))
     return hook_entity(hooks.update(ctx.session, hook, ctx.args["url"], _flags(ctx)))
 
 
 @API.delete("/projects/:id/hooks/:hook_id", guards=(ADMIN,), summary="Delete a hook; null when there was none")
-def delete_hook(ctx: Ctx):
+def delete_hook(ctx: Ctx) -> Hook | None:
     hook = hooks.delete(ctx.session, ctx.project, ctx.path_int("hook_id"))
     return hook_entity(hook) if hook is not None else None

@@ -6,6 +6,8 @@ caller may not read is 404. The rules of membership are in services/members.py.
 
 from __future__ import annotations
 
+from ...entities.common import Revoked
+from ...entities.members import Member
 from ...entities.members import member as member_entity
 from ...policies import projects as policy
 from ...services import members
@@ -31,14 +33,14 @@ def render(ctx: Ctx, member) -> dict:
     params=(Str("query", max_length=255, doc="Part of the username or name (any case)"),),
     summary="Direct members of a project",
 )
-def list_members(ctx: Ctx):
+def list_members(ctx: Ctx) -> paging.Page[Member]:
     window = paging.window(ctx)
     total, found = members.page(ctx.session, ctx.project, ctx.args.get("query"), window.offset, window.limit)
     return paging.Page([render(ctx, member) for member in found], total, window)
 
 
 @API.get("/projects/:id/members/:user_id", guards=(READ_MEMBERS,), summary="One member of a project")
-def get_member(ctx: Ctx):
+def get_member(ctx: Ctx) -> Member:
     return render(ctx, members.get(ctx.session, ctx.project, ctx.path_int("user_id")))
 
 
@@ -51,7 +53,7 @@ def get_member(ctx: Ctx):
     ),
     summary="Add a member (an existing member is returned unchanged)",
 )
-def add_member(ctx: Ctx):
+def add_member(ctx: Ctx) -> Member:
     member = members.add(ctx.session, ctx.actor, ctx.project, ctx.args["user_id"], ctx.args["access_level"])
     return render(ctx, member)
 
@@ -62,7 +64,7 @@ def add_member(ctx: Ctx):
     params=(Choice("access_level", policy.ACCESS_LEVELS, required=True, doc=LEVEL_DOC),),
     summary="Change a member's access level",
 )
-def update_member(ctx: Ctx):
+def update_member(ctx: Ctx) -> Member:
     member = members.change_level(ctx.session, ctx.project, ctx.path_int("user_id"), ctx.args["access_level"])
     return render(ctx, member)
 
@@ -72,7 +74,7 @@ def update_member(ctx: Ctx):
     guards=(ADMIN_MEMBERS,),
     summary="Remove a member; removing a non-member succeeds too",
 )
-def remove_member(ctx: Ctx):
+def remove_member(ctx: Ctx) -> Member | Revoked:
     user_id = ctx.path_int("user_id")
     member = members.remove(ctx.session, ctx.project, user_id)
     if member is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...entities.namespaces import namespace
+from ...entities.namespaces import Namespace, namespace
 from ...services import namespaces
 from .. import paging
 from ..context import Ctx
@@ -11,7 +11,7 @@ from ..registry import API
 
 
 @API.get("/namespaces", paginated=True, summary="Namespaces of the caller (all, for admins)", params=(Str("search"),))
-def list_namespaces(ctx: Ctx):
+def list_namespaces(ctx: Ctx) -> paging.Page[Namespace]:
     window = paging.window(ctx)
     total, rows = namespaces.visible_to(ctx.session, ctx.actor, ctx.args.get("search"), window.offset, window.limit)
     return paging.Page([namespace(row) for row in rows], total, window)

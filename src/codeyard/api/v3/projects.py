@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...db.models import Namespace, is_id
 from ...entities import projects as entities
 from ...entities.common import iso
+from ...entities.events import Event
 from ...entities.events import event as event_entity
 from ...errors import Forbidden, Invalid, NotFound, RecordNotFound
 from ...policies import projects as policy
@@ -28,22 +29,22 @@ LIST_PARAMS = (
 )
 FEATURE_PARAMS = tuple(Bool(flag) for flag in projects.FEATURES)
 COMMON_PARAMS = (
-    Str("description", max_length=2000, nullable=True),
+    Str("description", max_length=2000, nullable=True, multiline=True),
     *FEATURE_PARAMS,
     Bool("public", doc="true: visibility_level 20; false: 0 (visibility_level wins when both are given)"),
     Choice("visibility_level", policy.VISIBILITY_LEVELS),
     StrList("tag_list", item_pattern=r"[^,\n]{1,255}"),
 )
 CREATE_PARAMS = (
-    Str("name", required=True, max_length=255),
-    Str("path", max_length=255, doc="Default: derived from the name"),
+    Str("name", required=True, max_length=255, check=projects.name_errors),
+    Str("path", max_length=255, check=projects.path_errors, doc="Default: derived from the name"),
     Id("namespace_id", doc="Default: the caller's namespace"),
     *COMMON_PARAMS,
     Url("import_url", schemes=("http", "https", "git", "ssh")),
 )
 UPDATE_PARAMS = (
-    Str("name", max_length=255),
-    Str("path", max_length=255),
+    Str("name", max_length=255, check=projects.name_errors),
+    Str("path", max_length=255, check=projects.path_errors),
     Str("default_branch", max_length=255),
     *COMMON_PARAMS,
 )
@@ -84,22 +85,22 @@ def listing(ctx: Ctx, ids, *, permissions: bool = True) -> paging.Page:
 
 
 @API.get("/projects", paginated=True, params=LIST_PARAMS, summary="Projects the caller is a member of")
-def list_projects(ctx: Ctx):
+def list_projects(ctx: Ctx) -> paging.Page[entities.Project]:
     return listing(ctx, projects.authorized(ctx.actor.id))
 
 
 @API.get("/projects/owned", paginated=True, params=LIST_PARAMS, summary="Projects the caller owns")
-def list_owned(ctx: Ctx):
+def list_owned(ctx: Ctx) -> paging.Page[entities.Project]:
     return listing(ctx, projects.owned(ctx.actor.id))
 
 
 @API.get("/projects/starred", paginated=True, params=LIST_PARAMS, summary="Projects the caller starred")
-def list_starred(ctx: Ctx):
+def list_starred(ctx: Ctx) -> paging.Page[entities.Project]:
     return listing(ctx, projects.starred(ctx.actor.id).where(projects.Project.id.in_(projects.visible(ctx.actor))), permissions=False)
 
 
 @API.get("/projects/all", admin=True, paginated=True, params=LIST_PARAMS, summary="Every project (admin)")
-def list_all(ctx: Ctx):
+def list_all(ctx: Ctx) -> paging.Page[entities.Project]:
     return listing(ctx, None)
 
 
@@ -109,7 +110,7 @@ def list_all(ctx: Ctx):
     summary="Readable projects whose name contains the query",
     params=(Choice("order_by", ("id", "name", "created_at", "last_activity_at")), Choice("sort", ("asc", "desc"))),
 )
-def search_projects(ctx: Ctx):
+def search_projects(ctx: Ctx) -> paging.Page[entities.Project]:
     window = paging.window(ctx)
     total, found = projects.search_by_name(
         ctx.session, ctx.actor, ctx.path_params["query"], ctx.args.get("order_by"), ctx.args.get("sort", "asc"),
@@ -119,7 +120,7 @@ def search_projects(ctx: Ctx):
 
 
 @API.get("/projects/:id", guards=(READ,), summary="A single project (by id or namespace%2Fpath)")
-def get_project(ctx: Ctx):
+def get_project(ctx: Ctx) -> entities.Project:
     return render_one(ctx, ctx.project, permissions=True)
 
 
@@ -130,7 +131,7 @@ def _create_attrs(ctx: Ctx) -> dict:
 
 
 @API.post("/projects", params=CREATE_PARAMS, summary="Create a project (in the caller's or a given namespace)")
-def create_project(ctx: Ctx):
+def create_project(ctx: Ctx) -> entities.Project:
     attrs = _create_attrs(ctx)
     namespace_id = attrs.pop("namespace_id", None)
     if namespace_id is None:
@@ -149,7 +150,7 @@ def create_project(ctx: Ctx):
     params=(*CREATE_PARAMS[:1], *CREATE_PARAMS[3:], Str("default_branch", max_length=255)),
     summary="Create a project owned by a user (admin)",
 )
-def create_project_for_user(ctx: Ctx):
+def create_project_for_user(ctx: Ctx) -> entities.Project:
     owner = users.find(ctx.session, ctx.path_int("user_id"))
     if owner is None:
         raise RecordNotFound()
@@ -161,7 +162,7 @@ def create_project_for_user(ctx: Ctx):
 
 
 @API.put("/projects/:id", guards=(ADMIN,), params=UPDATE_PARAMS, summary="Edit a project")
-def update_project(ctx: Ctx):
+def update_project(ctx: Ctx) -> entities.Project:
     attrs = dict(ctx.args)
     if "default_branch" in attrs:
         projects.set_default_branch(ctx.session, ctx.rt, ctx.project, attrs.pop("default_branch"))
@@ -170,7 +171,7 @@ def update_project(ctx: Ctx):
 
 
 @API.delete("/projects/:id", summary="Delete a project with everything it owns; a second delete answers 200")
-def delete_project(ctx: Ctx):
+def delete_project(ctx: Ctx) -> entities.DeletedProject:
     ident = ctx.path_params["id"]
     if projects.find(ctx.session, ident) is None:
         tombstone = projects.find_tombstone(ctx.session, ident)
@@ -191,7 +192,7 @@ def delete_project(ctx: Ctx):
     params=(Str("namespace", doc="Id or path of a namespace the caller may create projects in (default: their own)"),),
     summary="Fork a project into the caller's namespace (or another they may create projects in)",
 )
-def fork_project(ctx: Ctx):
+def fork_project(ctx: Ctx) -> entities.Project:
     wanted = ctx.args.get("namespace")
     if wanted is None:
         namespace = users.personal_namespace(ctx.session, ctx.actor)
@@ -203,7 +204,7 @@ def fork_project(ctx: Ctx):
     return render_one(ctx, project)
 
 
-def _fork_link(link) -> dict:
+def _fork_link(link) -> entities.ForkLink:
     return {
         "id": link.id,
         "forked_to_project_id": link.forked_to_project_id,
@@ -214,13 +215,13 @@ def _fork_link(link) -> dict:
 
 
 @API.post("/projects/:id/fork/:forked_from_id", admin=True, guards=(READ,), summary="Mark a project as a fork of another (admin)")
-def create_fork_relation(ctx: Ctx):
+def create_fork_relation(ctx: Ctx) -> entities.ForkLink:
     source, _ = load_project(ctx, "forked_from_id", not_found="Source Project")
     return _fork_link(projects.link_fork(ctx.session, ctx.project, source))
 
 
 @API.delete("/projects/:id/fork", admin=True, guards=(READ,), summary="Remove the forked-from relation (admin)")
-def delete_fork_relation(ctx: Ctx):
+def delete_fork_relation(ctx: Ctx) -> entities.ForkLink | None:
     link = projects.unlink_fork(ctx.session, ctx.project)
     return _fork_link(link) if link is not None else None
 
@@ -232,23 +233,23 @@ def _star(ctx: Ctx, starred: bool):
 
 
 @API.post("/projects/:id/star", guards=(READ,), summary="Star a project (304 when already starred)")
-def star_project(ctx: Ctx):
+def star_project(ctx: Ctx) -> Reply[entities.Project]:
     return _star(ctx, True)
 
 
 @API.delete("/projects/:id/star", guards=(READ,), summary="Unstar a project (304 when not starred)")
-def unstar_project(ctx: Ctx):
+def unstar_project(ctx: Ctx) -> Reply[entities.Project]:
     return _star(ctx, False)
 
 
 @API.post("/projects/:id/archive", guards=(project_guard(policy.ARCHIVE_PROJECT),), summary="Archive a project")
-def archive_project(ctx: Ctx):
+def archive_project(ctx: Ctx) -> entities.Project:
     projects.set_archived(ctx.project, True)
     return render_one(ctx, ctx.project)
 
 
 @API.post("/projects/:id/unarchive", guards=(project_guard(policy.ARCHIVE_PROJECT),), summary="Unarchive a project")
-def unarchive_project(ctx: Ctx):
+def unarchive_project(ctx: Ctx) -> entities.Project:
     projects.set_archived(ctx.project, False)
     return render_one(ctx, ctx.project)
 
@@ -265,7 +266,7 @@ API.add(
 
 
 @API.get("/projects/:id/events", guards=(READ,), paginated=True, summary="Project events, newest first")
-def list_events(ctx: Ctx):
+def list_events(ctx: Ctx) -> paging.Page[Event]:
     window = paging.window(ctx)
     total, rows = events.page(ctx.session, ctx.project, window.offset, window.limit)
     return paging.Page([event_entity(row, ctx.view, events.action_name(row)) for row in rows], total, window)

@@ -9,7 +9,17 @@ import os
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
-from ...entities.commits import comparison, repo_commit, repo_commit_detail, repo_diff
+from ...entities import commits as shapes
+from ...entities.commits import (
+    Compare,
+    RepoCommit,
+    RepoCommitDetail,
+    RepoDiff,
+    comparison,
+    repo_commit,
+    repo_commit_detail,
+    repo_diff,
+)
 from ...errors import Invalid
 from ...git.paths import is_file_path
 from ...policies import projects as policy
@@ -42,19 +52,19 @@ async def _read(ctx: Ctx, read, *args):
     params=(Str("ref_name", doc="Branch, tag or SHA (default: the default branch)"),),
     summary="Commits reachable from a ref, newest first",
 )
-async def list_commits(ctx: Ctx):
+async def list_commits(ctx: Ctx) -> paging.Page[RepoCommit]:
     window = paging.window(ctx)
     total, found = await _read(ctx, repository.commits, ctx.args.get("ref_name"), window.offset, window.limit)
     return paging.Page([repo_commit(info) for info in found], total, window)
 
 
 @API.get(REPOSITORY + "/commits/:sha", guards=READ, summary="A commit")
-async def get_commit(ctx: Ctx):
+async def get_commit(ctx: Ctx) -> RepoCommitDetail:
     return repo_commit_detail(await _read(ctx, repository.commit, ctx.path_params["sha"]))
 
 
 @API.get(REPOSITORY + "/commits/:sha/diff", guards=READ, summary="What a commit changed against its first parent")
-async def get_commit_diff(ctx: Ctx):
+async def get_commit_diff(ctx: Ctx) -> list[RepoDiff]:
     found = await _read(ctx, repository.commit_diff, ctx.path_params["sha"])
     return [repo_diff(diff) for diff in found]
 
@@ -65,7 +75,7 @@ async def get_commit_diff(ctx: Ctx):
     params=(Str("from", required=True), Str("to", required=True)),
     summary="Commits and diff from one ref to another (from the merge base, like `git diff from...to`)",
 )
-async def compare_refs(ctx: Ctx):
+async def compare_refs(ctx: Ctx) -> Compare:
     base, head = ctx.args["from"], ctx.args["to"]
     found = await _read(ctx, repository.compare, base, head)
     return comparison(found, same_ref=base == head)
@@ -77,7 +87,7 @@ async def compare_refs(ctx: Ctx):
     params=(Str("path"), Str("ref_name")),
     summary="Entries of a directory at a ref",
 )
-async def get_tree(ctx: Ctx):
+async def get_tree(ctx: Ctx) -> list[shapes.TreeEntry]:
     entries = await _read(ctx, repository.tree, ctx.args.get("ref_name"), ctx.args.get("path", ""))
     return [{"id": e.id, "name": e.name, "type": e.type, "mode": e.mode, "path": e.path} for e in entries]
 
@@ -88,7 +98,7 @@ async def get_tree(ctx: Ctx):
     params=(Str("file_path", required=True), Str("ref", required=True)),
     summary="A file at a ref, base64 encoded",
 )
-async def get_file(ctx: Ctx):
+async def get_file(ctx: Ctx) -> shapes.RepoFile:
     file_path, ref = ctx.args["file_path"].strip("/"), ctx.args["ref"]
     found, last = await _read(ctx, repository.file_at, ref, file_path)
     head = {"file_name": file_path.rsplit("/", 1)[-1], "file_path": file_path, "size": found.size, "encoding": "base64"}
@@ -144,11 +154,11 @@ def _file_params(with_content: bool) -> tuple:
     params = (
         Str("file_path", required=True, max_length=4096),
         Str("branch_name", required=True, max_length=255),
-        Str("commit_message", required=True, max_length=100_000),
+        Str("commit_message", required=True, max_length=100_000, multiline=True),
     )
     if not with_content:
         return params
-    return (*params, Str("content", required=True), Choice("encoding", ("text", "base64")))
+    return (*params, Str("content", required=True, verbatim=True), Choice("encoding", ("text", "base64")))
 
 
 def _change_file(ctx: Ctx, action: str) -> dict:
@@ -171,17 +181,17 @@ def _change_file(ctx: Ctx, action: str) -> dict:
 
 
 @API.post(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), max_body=MAX_FILE_BODY, summary="Commit a new file to a branch")
-def create_file(ctx: Ctx):
+def create_file(ctx: Ctx) -> shapes.FileChange:
     return _change_file(ctx, files.CREATE)
 
 
 @API.put(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), max_body=MAX_FILE_BODY, summary="Commit a change of a file to a branch")
-def update_file(ctx: Ctx):
+def update_file(ctx: Ctx) -> shapes.FileChange:
     return _change_file(ctx, files.UPDATE)
 
 
 @API.delete(REPOSITORY + "/files", guards=PUSH, params=_file_params(False), summary="Commit the removal of a file")
-def delete_file(ctx: Ctx):
+def delete_file(ctx: Ctx) -> shapes.FileChange:
     return _change_file(ctx, files.DELETE)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...db.hooks import on_commit
-from ...entities.settings import application_settings
+from ...entities.settings import ApplicationSettings, application_settings
 from ...services import settings
 from ..context import Ctx
 from ..params import Bool, Choice, Int, IntList, Str, StrList, Url
@@ -22,7 +22,7 @@ SETTINGS_PARAMS = (
     Bool("signup_enabled"),
     Bool("signin_enabled", doc="Sign-in with a password (POST /session, POST /oauth/token)"),
     Bool("avatarservice_enabled", aliases=("gravatar_enabled",), doc="Show avatars from the external avatar service"),
-    Str("sign_in_text", max_length=10000, nullable=True),
+    Str("sign_in_text", max_length=10000, nullable=True, multiline=True),
     Url("home_page_url", nullable=True),
     Choice("default_branch_protection", settings.BRANCH_PROTECTION_LEVELS, doc="0 none, 1 developers may push, 2 masters only"),
     Bool("socialnetwork_sharing_enabled", aliases=("twitter_sharing_enabled",)),
@@ -40,12 +40,12 @@ SETTINGS_PARAMS = (
 
 
 @API.get("/application/settings", admin=True, summary="The application settings")
-def get_settings(ctx: Ctx):
+def get_settings(ctx: Ctx) -> ApplicationSettings:
     return application_settings(settings.load(ctx.session))
 
 
 @API.put("/application/settings", admin=True, summary="Change application settings", params=SETTINGS_PARAMS)
-def update_settings(ctx: Ctx):
+def update_settings(ctx: Ctx) -> ApplicationSettings:
     changes = dict(ctx.args)
     alias = changes.pop("domain_whitelist", None)
     if alias is not None:

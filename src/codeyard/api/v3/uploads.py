@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from starlette.responses import FileResponse
 
-from ...entities.uploads import upload_result
+from ...entities.uploads import UploadResult, upload_result
 from ...errors import NotFound
 from ...policies import projects as policy
 from ...services import access as access_service
@@ -37,7 +37,7 @@ SERVE_HEADERS = {
     too_large=uploads.body_too_large,
     summary="Upload a file to a project (at most max_attachment_size MB)",
 )
-def upload_file(ctx: Ctx):
+def upload_file(ctx: Ctx) -> UploadResult:
     row = uploads.store(ctx.session, ctx.rt, ctx.actor, ctx.project, ctx.args["file"])
     return upload_result(row.secret, row.filename, uploads.is_image(row.filename))
 

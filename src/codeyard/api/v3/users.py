@@ -8,15 +8,15 @@ from ...errors import NotFound
 from ...services import users
 from .. import paging
 from ..context import Ctx
-from ..params import Bool, Email, Int, Str
+from ..params import Bool, Email, Int, Str, plain_text
 from ..registry import API
 
-NAME = Str("name", max_length=255, doc="Display name")
-USERNAME = Str("username", max_length=255, strip=True)
+NAME = Str("name", max_length=255, check=plain_text, doc="Display name")
+USERNAME = Str("username", max_length=255, strip=True, check=users.namespace_path_errors)
 EMAIL = Email("email")
-PASSWORD = Str("password", min_length=8, max_length=128)
+PASSWORD = Str("password", min_length=8, max_length=128, verbatim=True)
 PROFILE_PARAMS = (
-    Str("bio", max_length=255, nullable=True),
+    Str("bio", max_length=255, nullable=True, multiline=True),
     Str("website_url", max_length=255, nullable=True),
     Str("profnet", max_length=255, aliases=("linkedin",), nullable=True, doc="Professional network handle"),
     Str("messenger", max_length=255, aliases=("skype",), nullable=True, doc="Messenger handle"),
@@ -51,7 +51,7 @@ async def _password_digest(ctx: Ctx) -> str | None:
 
 
 @API.get("/user", summary="The authenticated user, with the private token it used")
-def current_user(ctx: Ctx):
+def current_user(ctx: Ctx) -> entities.UserLogin:
     can_create = users.caller_can_create_project(ctx.actor)
     return entities.user_login(ctx.actor, ctx.view, can_create, ctx.private_token)
 
@@ -62,7 +62,7 @@ def current_user(ctx: Ctx):
     summary="List users (full records for admins)",
     params=(Str("search"), Str("username"), Bool("active")),
 )
-def list_users(ctx: Ctx):
+def list_users(ctx: Ctx) -> paging.Page[entities.UserFull | entities.UserBasic]:
     window = paging.window(ctx)
     total, found = users.search(
         ctx.session,
@@ -81,7 +81,7 @@ def list_users(ctx: Ctx):
 
 
 @API.get("/users/:id", summary="A single user")
-def get_user(ctx: Ctx):
+def get_user(ctx: Ctx) -> entities.UserFull | entities.User:
     user = users.get_record(ctx.session, ctx.path_int("id"))
     if ctx.actor.is_admin:
         return _full(ctx, user)
@@ -94,7 +94,7 @@ def get_user(ctx: Ctx):
     summary="Create a user (admin)",
     params=CREATE_PARAMS,
 )
-async def create_user(ctx: Ctx):
+async def create_user(ctx: Ctx) -> entities.UserFull:
     digest = await _password_digest(ctx)
     return _full(ctx, users.create(ctx.session, fields_from(ctx.args), digest))
 
@@ -105,7 +105,7 @@ async def create_user(ctx: Ctx):
     summary="Edit a user (admin)",
     params=(EMAIL, PASSWORD, NAME, USERNAME, *PROFILE_PARAMS),
 )
-async def update_user(ctx: Ctx):
+async def update_user(ctx: Ctx) -> entities.UserFull:
     user_id = ctx.path_int("id")
     digest = await _password_digest(ctx)
     user = users.get_record(ctx.session, user_id)
@@ -113,7 +113,7 @@ async def update_user(ctx: Ctx):
 
 
 @API.delete("/users/:id", admin=True, summary="Delete a user with their personal projects (admin)")
-def delete_user(ctx: Ctx):
+def delete_user(ctx: Ctx) -> entities.UserFull | entities.DeletedUser:
     user_id = ctx.path_int("id", not_found=lambda: NotFound("User"))
     user = users.find(ctx.session, user_id)
     if user is None:
@@ -127,12 +127,12 @@ def delete_user(ctx: Ctx):
 
 
 @API.put("/users/:id/block", admin=True, summary="Block a user (admin); true when the state changed")
-def block_user(ctx: Ctx):
+def block_user(ctx: Ctx) -> bool:
     user = users.get(ctx.session, ctx.path_int("id", not_found=lambda: NotFound("User")))
     return users.set_state(user, "blocked")
 
 
 @API.put("/users/:id/unblock", admin=True, summary="Unblock a user (admin); true when the state changed")
-def unblock_user(ctx: Ctx):
+def unblock_user(ctx: Ctx) -> bool:
     user = users.get(ctx.session, ctx.path_int("id", not_found=lambda: NotFound("User")))
     return users.set_state(user, "active")
