@@ -87,7 +87,7 @@ def test_nul_in_commit_message_and_invalid_branch(api, rt, alice, hosted):
     state = Unchanged(rt, bare)
     url = f"/projects/{project.id}/repository/files"
     nul = api.as_(alice).post(url, json=change("n.txt", commit_message="a\x00b"))
-    assert nul.status_code == 400 and nul.json() == {"message": {"commit_message": ["is invalid"]}}
+    assert nul.status_code == 400 and nul.json() == {"message": {"commit_message": ["must not contain control characters"]}}
     for branch in ("-x", "/master", "master/", "ma\x00ster", "HEAD"):
         response = api.as_(alice).post(url, json=change("n.txt", branch_name=branch))
         assert response.status_code == 400 and response.json() == {"message": "Branch name is invalid"}, branch

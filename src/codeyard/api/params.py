@@ -318,6 +318,13 @@ class IntList(Param):
         return {"type": "array", "items": items}
 
 
+def GitText(name: str, **options) -> Str:
+    """A ref, revision or path inside a repository. It is not screened for control characters here:
+    the git layer's rules (git/refs.py, git/paths.py) judge it whole, so a bad name is not found (or
+    invalid) the same way whatever makes it bad."""
+    return Str(name, verbatim=True, **options)
+
+
 class StrList(Param):
     json_type = "array"
 

@@ -9,7 +9,7 @@ from ...services import branches
 from .. import paging
 from ..context import Ctx
 from ..guards import project_guard
-from ..params import Bool, Str
+from ..params import Bool, GitText
 from ..registry import API
 
 READ = (project_guard(policy.DOWNLOAD_CODE),)
@@ -50,7 +50,7 @@ def unprotect_branch(ctx: Ctx) -> Branch:
     BRANCHES,
     guards=PUSH,
     # No max_length on branch_name: the service refuses a long name with GitLab's message.
-    params=(Str("branch_name", required=True), Str("ref", required=True, max_length=255)),
+    params=(GitText("branch_name", required=True), GitText("ref", required=True, max_length=255)),
     summary="Create a branch at a ref",
 )
 def create_branch(ctx: Ctx) -> Branch:

@@ -28,7 +28,7 @@ from .. import paging
 from ..bodies import MAX_FILE_BODY
 from ..context import Ctx
 from ..guards import project_guard
-from ..params import Choice, Str
+from ..params import Choice, GitText, Str
 from ..registry import API
 from ..replies import json_body
 
@@ -49,7 +49,7 @@ async def _read(ctx: Ctx, read, *args):
     REPOSITORY + "/commits",
     guards=READ,
     paginated=True,
-    params=(Str("ref_name", doc="Branch, tag or SHA (default: the default branch)"),),
+    params=(GitText("ref_name", doc="Branch, tag or SHA (default: the default branch)"),),
     summary="Commits reachable from a ref, newest first",
 )
 async def list_commits(ctx: Ctx) -> paging.Page[RepoCommit]:
@@ -72,7 +72,7 @@ async def get_commit_diff(ctx: Ctx) -> list[RepoDiff]:
 @API.get(
     REPOSITORY + "/compare",
     guards=READ,
-    params=(Str("from", required=True), Str("to", required=True)),
+    params=(GitText("from", required=True), GitText("to", required=True)),
     summary="Commits and diff from one ref to another (from the merge base, like `git diff from...to`)",
 )
 async def compare_refs(ctx: Ctx) -> Compare:
@@ -84,7 +84,7 @@ async def compare_refs(ctx: Ctx) -> Compare:
 @API.get(
     REPOSITORY + "/tree",
     guards=READ,
-    params=(Str("path"), Str("ref_name")),
+    params=(GitText("path"), GitText("ref_name")),
     summary="Entries of a directory at a ref",
 )
 async def get_tree(ctx: Ctx) -> list[shapes.TreeEntry]:
@@ -95,7 +95,7 @@ async def get_tree(ctx: Ctx) -> list[shapes.TreeEntry]:
 @API.get(
     REPOSITORY + "/files",
     guards=READ,
-    params=(Str("file_path", required=True), Str("ref", required=True)),
+    params=(GitText("file_path", required=True), GitText("ref", required=True)),
     summary="A file at a ref, base64 encoded",
 )
 async def get_file(ctx: Ctx) -> shapes.RepoFile:
@@ -130,7 +130,7 @@ ARCHIVE_FORMATS = {
 @API.get(
     REPOSITORY + "/archive",
     guards=READ,
-    params=(Str("sha", doc="Commit, branch or tag (default: the default branch)"), Choice("format", tuple(ARCHIVE_FORMATS))),
+    params=(GitText("sha", doc="Commit, branch or tag (default: the default branch)"), Choice("format", tuple(ARCHIVE_FORMATS))),
     summary="An archive of the repository at a commit (cached on disk per commit and format)",
 )
 async def get_archive(ctx: Ctx):
@@ -152,8 +152,8 @@ def _file_chunks(handle):
 
 def _file_params(with_content: bool) -> tuple:
     params = (
-        Str("file_path", required=True, max_length=4096),
-        Str("branch_name", required=True, max_length=255),
+        GitText("file_path", required=True, max_length=4096),
+        GitText("branch_name", required=True, max_length=255),
         Str("commit_message", required=True, max_length=100_000, multiline=True),
     )
     if not with_content:
@@ -211,7 +211,7 @@ async def _raw(ctx: Ctx, found) -> Response:
 @API.get(
     REPOSITORY + "/blobs/*sha",
     guards=READ,
-    params=(Str("filepath", required=True),),
+    params=(GitText("filepath", required=True),),
     summary="The raw content of a file at a commit, branch or tag",
 )
 async def get_blob_at(ctx: Ctx):
