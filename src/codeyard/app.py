@@ -11,6 +11,7 @@ that can take long (password hashing, git) goes to threads or subprocesses from 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from urllib.parse import parse_qsl
@@ -36,6 +37,7 @@ from .errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
+from .jobs.worker import Worker
 from .runtime import Runtime
 
 log = logging.getLogger("codeyard")
@@ -46,6 +48,7 @@ class CodeyardApp:
         self.rt = runtime
         self.router = router
         self.owns_runtime = owns_runtime
+        self.worker = None
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
@@ -57,8 +60,13 @@ class CodeyardApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self.owns_runtime and self.rt.config.embedded_worker:
+                    self.worker = Worker.from_config(self.rt)
+                    self.worker.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self.worker is not None:
+                    await asyncio.to_thread(self.worker.stop)
                 if self.owns_runtime:
                     self.rt.close()
                 await send({"type": "lifespan.shutdown.complete"})

@@ -1,7 +1,8 @@
-"""The `codeyard` command: serve, migrate, admin."""
+"""The `codeyard` command: serve, worker, migrate, admin."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -76,6 +77,35 @@ def _announce_root(config: config_module.Config) -> None:
     click.echo(f"  password: {created.password or '(from CODEYARD_ROOT_PASSWORD)'}")
     click.echo(f"  token:    {created.token or '(from CODEYARD_ROOT_TOKEN)'}")
     click.echo("These are shown once; keep them.")
+
+
+@main.command()
+@click.option("--data-dir", default=None, help="Data directory (default ./data).")
+@click.option("--concurrency", type=int, default=None, help="Jobs run at once (default 4, env CODEYARD_WORKER_CONCURRENCY).")
+def worker(data_dir: str | None, concurrency: int | None) -> None:
+    """Run background jobs (webhook deliveries) until stopped; any number may run against one database."""
+    import signal
+    import threading
+
+    from .jobs.worker import Worker
+    from .runtime import Runtime
+
+    config = _config(data_dir)
+    _prepare(config)
+    logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    runtime = Runtime(config)
+    stopped = threading.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stopped.set())
+    jobs = Worker.from_config(runtime, concurrency)
+    jobs.start()
+    click.echo(f"codeyard worker {jobs.name} running {jobs.concurrency} jobs at once")
+    try:
+        while not stopped.wait(1.0):
+            pass
+    finally:
+        jobs.stop()
+        runtime.close()
 
 
 @main.command()

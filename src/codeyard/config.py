@@ -30,6 +30,12 @@ class Config:
     argon2_parallelism: int = 4
     log_level: str = "info"
     secret_key: str | None = None  # CODEYARD_SECRET_KEY; else <data dir>/secret_key, created on first use
+    # Background jobs: `serve` runs a worker unless CODEYARD_WORKER=0; seconds for poll, lease, back-off.
+    embedded_worker: bool = True
+    worker_concurrency: int = 4
+    worker_poll: float = 1.0
+    worker_lease: float = 60.0
+    worker_backoff: float = 10.0
 
     @property
     def repositories_dir(self) -> Path:
@@ -76,6 +82,11 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         argon2_parallelism=int(env.get("CODEYARD_ARGON2_PARALLELISM", 4)),
         log_level=env.get("CODEYARD_LOG_LEVEL", "info"),
         secret_key=env.get("CODEYARD_SECRET_KEY") or None,
+        embedded_worker=env.get("CODEYARD_WORKER", "1").strip().lower() not in ("0", "false", "no", "off"),
+        worker_concurrency=int(env.get("CODEYARD_WORKER_CONCURRENCY", 4)),
+        worker_poll=float(env.get("CODEYARD_WORKER_POLL", 1.0)),
+        worker_lease=float(env.get("CODEYARD_WORKER_LEASE", 60.0)),
+        worker_backoff=float(env.get("CODEYARD_WORKER_BACKOFF", 10.0)),
     )
     return config.with_overrides(**overrides) if overrides else config
 
@@ -92,6 +103,11 @@ def to_env(config: Config) -> dict[str, str]:
         "CODEYARD_ARGON2_MEMORY_KIB": str(config.argon2_memory_kib),
         "CODEYARD_ARGON2_PARALLELISM": str(config.argon2_parallelism),
         "CODEYARD_LOG_LEVEL": config.log_level,
+        "CODEYARD_WORKER": "1" if config.embedded_worker else "0",
+        "CODEYARD_WORKER_CONCURRENCY": str(config.worker_concurrency),
+        "CODEYARD_WORKER_POLL": str(config.worker_poll),
+        "CODEYARD_WORKER_LEASE": str(config.worker_lease),
+        "CODEYARD_WORKER_BACKOFF": str(config.worker_backoff),
     }
     if config.root_password:
         env["CODEYARD_ROOT_PASSWORD"] = config.root_password
