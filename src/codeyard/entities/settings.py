@@ -29,4 +29,5 @@ def application_settings(row) -> dict:
         "domain_whitelist": list(row.restricted_signup_domains or []),
         "user_oauth_applications": row.user_oauth_applications,
         "after_sign_out_path": row.after_sign_out_path or "",
+        "allow_local_requests_from_hooks": row.allow_local_requests_from_hooks,
     }

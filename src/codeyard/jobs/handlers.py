@@ -9,4 +9,8 @@ idempotent.
 
 from __future__ import annotations
 
-HANDLERS: dict = {}
+from ..services import webhooks
+
+HANDLERS = {
+    webhooks.KIND: webhooks.deliver,
+}
