@@ -35,6 +35,7 @@ class Receiver:
         self.delay = delay
         self.requests: list[Received] = []
         self.processed: list[Received] = []
+        self.in_flight = self.max_in_flight = 0
         self.lock = threading.Lock()
         self.arrived = threading.Condition(self.lock)
         receiver = self
@@ -49,9 +50,13 @@ class Receiver:
                     if got.delivery not in {r.delivery for r in receiver.processed}:
                         receiver.processed.append(got)
                     status = receiver.statuses.pop(0) if receiver.statuses else 200
+                    receiver.in_flight += 1
+                    receiver.max_in_flight = max(receiver.max_in_flight, receiver.in_flight)
                     receiver.arrived.notify_all()
                 if receiver.delay:
                     time.sleep(receiver.delay)
+                with receiver.lock:
+                    receiver.in_flight -= 1
                 answer = b'{"ok": true}'
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
