@@ -65,15 +65,14 @@ class Worker:
 
     def _dispatch(self) -> None:
         while not self._stop.is_set():
+            queue.WAKE.clear()  # before claiming: a commit from now on wakes the wait below
             try:
                 claimed = self._claim_free_slots()
             except Exception:
                 log.exception("claiming jobs failed")
-                claimed = None
-            if claimed:
-                continue
-            queue.WAKE.wait(self.poll)
-            queue.WAKE.clear()
+                claimed = False
+            if not claimed:
+                queue.WAKE.wait(self.poll)
 
     def _claim_free_slots(self) -> bool:
         """Whether every free slot got a job (so there may be more due at once)."""
