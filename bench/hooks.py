@@ -66,7 +66,8 @@ rt = Runtime(cfg)
 count, url = int(sys.argv[1]), sys.argv[2]
 with rt.db.transaction() as session:
     settings.update(session, {"allow_local_requests_from_hooks": True})
-    user = users.create(session, {"username": "bench", "email": "bench@example.com", "name": "Bench"}, None)
+    user = users.create(session, {"username": "bench", "email": "bench@example.com", "name": "Bench", "is_admin": True,
+                                  "projects_limit": count}, None)
     _, token = credentials.issue_token(session, user.id, name="bench")
     namespace = users.personal_namespace(session, user)
     for n in range(count):
@@ -114,8 +115,10 @@ def main() -> None:
         try:
             wait_until_up(f"http://127.0.0.1:{receiver_port}/")
             print(f"seeding {args.pushes} projects with one hook each ...", flush=True)
-            seeded = subprocess.run([PYTHON, "-c", SEED, str(args.pushes), receiver_url], env=env, check=True,
+            seeded = subprocess.run([PYTHON, "-c", SEED, str(args.pushes), receiver_url], env=env,
                                     capture_output=True, text=True)  # fmt: skip
+            if seeded.returncode != 0:
+                raise SystemExit(f"seeding failed:\n{seeded.stderr}")
             token = seeded.stdout.split()[-1]
             server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
             processes.append(server)
