@@ -5,9 +5,11 @@ when each delivery arrives), starts `codeyard serve` with its embedded worker, a
 `git push` over HTTP to each project (CONCURRENCY at a time). Reports the latency from the end of
 each push (the client's `git push` returning) and from its start to the delivery's arrival, p50
 and p99, and deliveries per second; then measures the receiver's own request rate with wrk
-(POSTs of a push-sized body) as the ceiling a delivery rate is compared with.
+(POSTs of a push-sized body) as the ceiling a delivery rate is compared with. Pushes arrive slower
+than deliveries go out, so a last phase commits a backlog of DRAIN deliveries at once (from another
+process: the server's worker finds them at its next poll) and times how fast the worker drains it.
 
-    .venv/bin/python bench/hooks.py [--pushes 1000] [--concurrency 4]
+    .venv/bin/python bench/hooks.py [--pushes 1000] [--concurrency 4] [--drain 2000]
 """
 
 from __future__ import annotations
@@ -76,6 +78,18 @@ with rt.db.transaction() as session:
 print(token)
 """
 
+BACKLOG = """
+import sys
+from codeyard import config
+from codeyard.runtime import Runtime
+from codeyard.services import webhooks
+rt = Runtime(config.load())
+count, hooks = int(sys.argv[1]), int(sys.argv[2])
+with rt.db.transaction() as session:
+    for n in range(count):
+        webhooks.enqueue(session, 1 + n % hooks, "Push Hook", '{"project_id": %d}' % (-1 - n))
+"""
+
 
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
@@ -98,10 +112,21 @@ def receiver_rate(tmp: Path, url: str, seconds: int, connections: int) -> float:
     return float(next(line.split()[1] for line in output.splitlines() if line.startswith("Requests/sec")))
 
 
+def wait_for(port: int, count: int, timeout: float = 300) -> list[dict]:
+    """What the receiver recorded once it holds COUNT deliveries (or the time is up)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/dump").read())
+        if len(seen) >= count or time.monotonic() > deadline:
+            return seen
+        time.sleep(0.2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pushes", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=4, help="pushes at once")
+    parser.add_argument("--drain", type=int, default=2000, help="deliveries in the backlog phase")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
         tmp = Path(tmp)
@@ -146,16 +171,15 @@ def main() -> None:
             with ThreadPoolExecutor(args.concurrency) as pool:
                 list(pool.map(push, range(args.pushes)))
             pushed = time.time()
-            deadline = time.monotonic() + 120
-            while True:
-                seen = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{receiver_port}/dump").read())
-                if len(seen) >= args.pushes or time.monotonic() > deadline:
-                    break
-                time.sleep(0.2)
+            seen = wait_for(receiver_port, args.pushes)
+            print(f"a backlog of {args.drain} deliveries ...", flush=True)
+            subprocess.run([PYTHON, "-c", BACKLOG, str(args.drain), str(args.pushes)], env=env, check=True)
+            backlog = [r for r in wait_for(receiver_port, args.pushes + args.drain) if r["project_id"] < 0]
             print("measuring the receiver's own request rate ...", flush=True)
             ceiling = receiver_rate(tmp, receiver_url, 5, args.concurrency)
         finally:
             stop(processes)
+    seen = [record for record in seen if record["project_id"] > 0]
     arrived = {record["project_id"]: record["at"] for record in seen}
     from_end = [arrived[p] - end for p, (_start, end) in times.items() if p in arrived]
     from_start = [arrived[p] - start for p, (start, _end) in times.items() if p in arrived]
@@ -169,6 +193,9 @@ def main() -> None:
     print(f"  push start -> delivery p50/p99 {statistics.median(from_start) * 1000:7.1f} / {percentile(from_start, 0.99) * 1000:7.1f} ms")
     print(f"  pushes per second              {args.pushes / (pushed - began):7.1f}")
     print(f"  deliveries per second          {len(seen) / (last - began):7.1f}   (first push to last delivery)")
+    drained = max(r["at"] for r in backlog) - min(r["at"] for r in backlog)
+    print(f"  backlog of {args.drain}: drained at  {len(backlog) / drained:7.1f} deliveries/s (first to last arrival; "
+          f"{len(backlog)} arrived)")  # fmt: skip
     print(f"  receiver alone, requests/s     {ceiling:7.0f}   (wrk -c{args.concurrency}, same run)")
 
 

@@ -340,3 +340,19 @@ def test_the_checked_address_is_the_one_connected_to(rt, api, owner, project, wo
     # The name is resolved once; the connection is made to the checked address itself (the socket
     # layer's lookup of an IP literal asks no DNS).
     assert fake_dns == ["hooks.example.test", "127.0.0.1"]
+
+
+def test_the_token_is_kept_cleared_or_refused(rt, api, owner, project, work, receiver, local_allowed):
+    hook = add_hook(api, owner, project, receiver.url(), token="first")
+    base = f"/projects/{project.id}/hooks/{hook['id']}"
+    bad = api.as_(owner).put(base, json={"url": receiver.url(), "token": "caf\u00e9"})
+    assert bad.status_code == 400 and bad.json() == {"message": {"token": ["must be printable ASCII"]}}
+    assert api.as_(owner).put(base, json={"url": receiver.url()}).status_code == 200  # token kept
+    post_push(rt, project, owner, ("refs/heads/master", ZERO, pushed(work, "first")))
+    run_jobs(rt)
+    assert receiver.requests[-1].headers["x-gitlab-token"] == "first"
+    assert api.as_(owner).put(base, json={"url": receiver.url(), "token": None}).status_code == 200
+    post_push(rt, project, owner, ("refs/heads/master", ZERO, pushed(work, "second")))
+    run_jobs(rt)
+    assert "x-gitlab-token" not in receiver.requests[-1].headers
+    assert "x-codeyard-signature" not in receiver.requests[-1].headers

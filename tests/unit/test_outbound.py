@@ -71,6 +71,18 @@ def test_the_response_body_kept_is_bounded(server):
     assert outcome.ok and len(outcome.body) == outbound.BODY_KEPT
 
 
+def test_credentials_left_in_a_url_stay_out_of_the_host_header(monkeypatch):
+    sent = []
+
+    def exchange(target, body, headers, extensions, verify, timeout, started):
+        sent.append((target, headers))
+        return outbound.Outcome(status=204)
+
+    monkeypatch.setattr(outbound, "_exchange", exchange)
+    assert outbound.post("http://u:p@127.0.0.1:8/x", b"{}", {}, verify=True, allow_local=True).ok
+    assert sent == [("http://127.0.0.1:8/x", {"Host": "127.0.0.1:8"})]
+
+
 def test_redirects_are_not_followed(server):
     outcome = outbound.post(f"http://127.0.0.1:{server.server_address[1]}/moved", b"{}", {}, verify=True, allow_local=True)
     assert outcome.status == 302 and not outcome.ok and outcome.headers["location"].endswith("/elsewhere")

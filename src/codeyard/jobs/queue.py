@@ -80,6 +80,16 @@ def claim(db: Database, worker: str, lease: float, limit: int = 1) -> list[Job]:
     return claimed
 
 
+# A handler's return value: it removed its job itself, in the transaction that recorded its effect.
+FINISHED = object()
+
+
+def finish_in(session: Session, job: Job) -> bool:
+    """`finish` inside the caller's transaction (the effect's record and the job's end commit together)."""
+    result = session.execute(delete(Job).where(Job.id == job.id, Job.locked_by == job.locked_by))
+    return result.rowcount == 1
+
+
 def finish(db: Database, job: Job) -> bool:
     """The job is done: remove it. False when its lease was lost to another worker."""
     with db.transaction() as session:

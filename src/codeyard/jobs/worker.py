@@ -103,7 +103,7 @@ class Worker:
         try:
             if handler is None:
                 raise Fail(f"unknown job kind {job.kind!r}")
-            handler(self.rt, job)
+            result = handler(self.rt, job)
         except Retry as outcome:
             kept = queue.retry(self.rt.db, job, outcome.reason, self.backoff)
         except Fail as outcome:
@@ -112,7 +112,7 @@ class Worker:
             log.exception("job %s (%s) failed", job.id, job.kind)
             kept = queue.retry(self.rt.db, job, f"{type(error).__name__}: {error}", self.backoff)
         else:
-            kept = queue.finish(self.rt.db, job)
+            kept = True if result is queue.FINISHED else queue.finish(self.rt.db, job)
         if not kept:
             log.warning("job %s (%s) outlived its lease; another worker owns it now", job.id, job.kind)
 

@@ -116,11 +116,11 @@ def post(url: str, body: bytes, headers: dict[str, str], *, verify: bool, allow_
     address = addresses[0]
     literal = f"[{address}]" if address.version == 6 else str(address)
     target = urlunsplit(parts._replace(netloc=f"{literal}:{port}"))
-    headers = {**headers, "Host": parts.netloc}
+    headers = {**headers, "Host": parts.netloc.rsplit("@", 1)[-1]}
     extensions = {"sni_hostname": host} if parts.scheme == "https" and host != str(address) else {}
     try:
         return _exchange(target, body, headers, extensions, verify, timeout, started)
-    except httpx.HTTPError as error:
+    except (httpx.HTTPError, OSError, UnicodeError, ValueError) as error:
         return Outcome(duration=time.monotonic() - started, error=f"{type(error).__name__}: {error}".rstrip(": "))
 
 

@@ -80,8 +80,9 @@ def enqueue(session: Session, hook_id: int, event: str, body: str, delivery: str
 # --- the job ---------------------------------------------------------------------------------------
 
 
-def deliver(rt, job) -> None:
-    """The delivery job: one attempt, recorded; raises queue.Retry or queue.Fail when it failed."""
+def deliver(rt, job):
+    """The delivery job: one attempt, recorded (with the job's end when it succeeded); raises
+    queue.Retry or queue.Fail when it failed."""
     data = job.payload
     with rt.db.transaction(write=False) as session:
         hook = session.get(ProjectHook, data["hook_id"])
@@ -96,7 +97,7 @@ def deliver(rt, job) -> None:
     outcome = outbound.post(url, body, headers, verify=verify, allow_local=allow_local)
     disabled = record(rt, job, url, headers, outcome)
     if outcome.ok:
-        return
+        return queue.FINISHED
     reason = outcome.error or f"the receiver answered {outcome.status}"
     retried = outcome.status is None or outcome.status >= 500 or outcome.status in RETRIED_STATUSES
     if retried and not outcome.refused and not disabled:
@@ -124,6 +125,8 @@ def record(rt, job, url: str, headers: dict, outcome: outbound.Outcome) -> bool:
     data = job.payload
     shown = {name: (HIDDEN if name in ("X-Gitlab-Token", "Authorization") else value) for name, value in headers.items()}
     with rt.db.transaction() as session:
+        if outcome.ok:
+            queue.finish_in(session, job)
         hook = session.get(ProjectHook, data["hook_id"])
         if hook is None:
             return True

@@ -26,7 +26,7 @@ HOOK_PARAMS = (
     Bool("note_events", doc="Default false"),
     Bool("build_events", doc="Default false"),
     Bool("enable_ssl_verification", doc="Default true"),
-    Str("token", max_length=255, nullable=True,
+    Str("token", max_length=255, nullable=True, pattern=r"[ -~]*", pattern_message="must be printable ASCII",
         doc="Sent as X-Gitlab-Token and signing every delivery (X-Codeyard-Signature); never shown back"),
 )
 
