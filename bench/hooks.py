@@ -1,7 +1,7 @@
 """Webhook benchmark: push to delivery latency and deliveries per second.
 
 Seeds N projects with one hook each pointing at a local receiver (a bare ASGI app that records
-when each delivery arrives), starts `codeyard serve` with its embedded worker, and makes one real
+when each delivery arrives), starts `codeyard serve` (with its worker process), and makes one real
 `git push` over HTTP to each project (CONCURRENCY at a time). Reports the latency from the end of
 each push (the client's `git push` returning) and from its start to the delivery's arrival, p50
 and p99, and deliveries per second; then measures the receiver's own request rate with wrk
@@ -145,7 +145,9 @@ def main() -> None:
             if seeded.returncode != 0:
                 raise SystemExit(f"seeding failed:\n{seeded.stderr}")
             token = seeded.stdout.split()[-1]
-            server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
+            # `codeyard serve`: the server (uvicorn, as the other benchmarks run it) and its job worker process.
+            server = subprocess.Popen([PYTHON, "-m", "codeyard", "serve", "--port", str(port)], env=env, cwd=ROOT,
+                                      stdout=subprocess.DEVNULL)  # fmt: skip
             processes.append(server)
             wait_until_up(f"http://127.0.0.1:{port}/-/health")
             git_env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "HOME": str(tmp),

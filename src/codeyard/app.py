@@ -11,7 +11,6 @@ that can take long (password hashing, git) goes to threads or subprocesses from 
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 from urllib.parse import parse_qsl
@@ -37,7 +36,6 @@ from .errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
-from .jobs.worker import Worker
 from .runtime import Runtime
 
 log = logging.getLogger("codeyard")
@@ -48,7 +46,6 @@ class CodeyardApp:
         self.rt = runtime
         self.router = router
         self.owns_runtime = owns_runtime
-        self.worker = None
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
@@ -60,13 +57,8 @@ class CodeyardApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                if self.owns_runtime and self.rt.config.embedded_worker:
-                    self.worker = Worker.from_config(self.rt)
-                    self.worker.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                if self.worker is not None:
-                    await asyncio.to_thread(self.worker.stop)
                 if self.owns_runtime:
                     self.rt.close()
                 await send({"type": "lifespan.shutdown.complete"})

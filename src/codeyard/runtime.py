@@ -7,6 +7,7 @@ import secrets
 
 from .config import Config
 from .db.engine import Database
+from .jobs import queue
 from .services.credentials import PasswordHasher
 from .services.settings import PresentationCache
 
@@ -22,6 +23,7 @@ class Runtime:
         )
         self.presentation = PresentationCache(self.db)
         self.secret_key = load_secret_key(config)
+        queue.notify_workers_at(queue.wake_address(self.db.url))
 
     def close(self) -> None:
         self.db.dispose()

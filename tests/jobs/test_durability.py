@@ -5,9 +5,11 @@ PostgreSQL never run the same job at once."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -35,7 +37,11 @@ class WorkingServer(LiveServer):
                 "CODEYARD_WORKER_CONCURRENCY": "2", "CODEYARD_ROOT_TOKEN": ROOT_TOKEN}  # fmt: skip
 
     def kill(self) -> None:
-        self.process.kill()
+        """SIGKILL the server and its worker process at once, as a machine that goes down would."""
+        children = [int(pid) for path in Path(f"/proc/{self.process.pid}/task").glob("*/children")
+                    for pid in path.read_text().split()]  # fmt: skip
+        for pid in [self.process.pid, *children]:
+            os.kill(pid, signal.SIGKILL)
         self.process.wait(10)
 
 

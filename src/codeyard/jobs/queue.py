@@ -12,7 +12,9 @@ that runs out of attempts stays, failed, with the reason.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import random
+import socket
 import threading
 
 from sqlalchemy import and_, delete, or_, select, update
@@ -41,8 +43,35 @@ class Fail(Exception):
 
 
 # Set when a job is committed in this process, so that a worker living here starts at once
-# instead of at its next poll.
+# instead of at its next poll. Workers in other processes on this machine are woken by a datagram
+# to the abstract socket `wake_address(database URL)`, which the first worker started binds.
 WAKE = threading.Event()
+_notify = {"address": None, "socket": None}
+
+
+def wake_address(database_url: str) -> str:
+    """The abstract (Linux) socket name the workers of one database listen on for wake-ups."""
+    return "\0codeyard-jobs-" + hashlib.sha256(database_url.encode()).hexdigest()[:24]
+
+
+def notify_workers_at(address: str | None) -> None:
+    """Send a wake-up to ADDRESS after each commit that added jobs (set once per process)."""
+    _notify["address"] = address
+
+
+def wake() -> None:
+    WAKE.set()
+    address = _notify["address"]
+    if address is None:
+        return
+    try:
+        if _notify["socket"] is None:
+            sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sender.setblocking(False)
+            _notify["socket"] = sender
+        _notify["socket"].sendto(b"!", address)
+    except OSError:
+        pass  # no worker listening here (or its queue is full): the workers' poll finds the job
 
 
 def enqueue(session: Session, kind: str, payload: dict, *, max_attempts: int = 5, delay: float = 0.0) -> Job:
@@ -52,7 +81,7 @@ def enqueue(session: Session, kind: str, payload: dict, *, max_attempts: int = 5
         run_at=utcnow() + dt.timedelta(seconds=delay),
     )  # fmt: skip
     session.add(job)
-    on_commit(session, WAKE.set)
+    on_commit(session, wake)
     return job
 
 

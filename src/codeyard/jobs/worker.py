@@ -1,10 +1,12 @@
 """The worker: claims due jobs and runs their handlers in threads, never on the event loop.
 
-`codeyard serve` embeds one (started and stopped with the application); `codeyard worker` runs
-one on its own, on any machine that reaches the database. One dispatcher thread claims at most as
-many jobs as there are free slots and hands them to a thread pool; it sleeps until a job is
-committed in this process (`queue.WAKE`), a slot frees up, or the poll interval passes (jobs
-committed by other processes).
+`codeyard worker` runs one in its own process, on any machine that reaches the database;
+`codeyard serve` starts one such process beside the server (threads in the server process itself
+would make its forks unsafe: uvloop runs Python code in the child between fork and exec, which
+deadlocks on any lock another thread held). One dispatcher thread claims at most as many jobs as
+there are free slots and hands them to a thread pool; it sleeps until a job is committed (in this
+process: `queue.WAKE`; in another process on this machine: a datagram to the abstract socket this
+worker binds, when it is the first to), a slot frees up, or the poll interval passes.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Worker:
         self._stop = threading.Event()
         self._pool: ThreadPoolExecutor | None = None
         self._thread: threading.Thread | None = None
+        self._listener: socket.socket | None = None
 
     @classmethod
     def from_config(cls, rt, concurrency: int | None = None) -> Worker:
@@ -48,16 +51,43 @@ class Worker:
 
     # --- running in the background ---
 
-    def start(self) -> None:
+    def start(self, listen: str | None = None) -> None:
+        """Run in background threads; LISTEN is an abstract socket name to take wake-ups on."""
         self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="codeyard-job")
         self._thread = threading.Thread(target=self._dispatch, name="codeyard-jobs", daemon=True)
         self._thread.start()
+        if listen is not None:
+            self._listen(listen)
         log.info("job worker %s started (%d at once)", self.name, self.concurrency)
+
+    def _listen(self, address: str) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            listener.bind(address)
+        except OSError:
+            listener.close()  # another worker on this machine takes the wake-ups; this one polls
+            return
+        listener.settimeout(1.0)
+        self._listener = listener
+
+        def receive() -> None:
+            while not self._stop.is_set():
+                try:
+                    listener.recv(64)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                queue.WAKE.set()
+            listener.close()
+
+        threading.Thread(target=receive, name="codeyard-jobs-wake", daemon=True).start()
 
     def stop(self, timeout: float = 15.0) -> None:
         """Stop claiming; wait for the jobs being run (a job cut short runs again after its lease)."""
         self._stop.set()
         queue.WAKE.set()
+
         if self._thread is not None:
             self._thread.join(timeout)
         if self._pool is not None:
