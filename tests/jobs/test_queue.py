@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import socket
 import threading
 import time
+import uuid
 
 import pytest
 from sqlalchemy import select, update
@@ -163,3 +165,23 @@ def test_background_worker_starts_on_commit_and_stops(rt):
         assert jobs(rt) == []
     finally:
         worker.stop()
+
+
+def test_a_datagram_wakes_the_worker_listening_for_its_database(rt):
+    address = queue.wake_address(f"test-{uuid.uuid4()}")
+    done = threading.Event()
+    first = Worker(rt, handlers={"probe": lambda rt_, job: done.set()}, poll=30)
+    second = Worker(rt, handlers={"probe": lambda rt_, job: done.set()}, poll=30)
+    first.start(listen=address)
+    second.start(listen=address)  # the name is taken: this one only polls
+    try:
+        time.sleep(0.3)
+        with rt.db.transaction() as session:
+            session.add(Job(kind="probe", payload={}, state=PENDING, attempts=0, max_attempts=1, run_at=utcnow()))
+        assert not done.wait(0.5)  # committed without a wake-up: nobody looks before the poll
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender:
+            sender.sendto(b"!", address)
+        assert done.wait(10)
+    finally:
+        first.stop()
+        second.stop()

@@ -41,7 +41,6 @@ class Worker:
         self._stop = threading.Event()
         self._pool: ThreadPoolExecutor | None = None
         self._thread: threading.Thread | None = None
-        self._listener: socket.socket | None = None
 
     @classmethod
     def from_config(cls, rt, concurrency: int | None = None) -> Worker:
@@ -68,7 +67,6 @@ class Worker:
             listener.close()  # another worker on this machine takes the wake-ups; this one polls
             return
         listener.settimeout(1.0)
-        self._listener = listener
 
         def receive() -> None:
             while not self._stop.is_set():

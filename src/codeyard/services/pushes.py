@@ -3,7 +3,7 @@
 The git transport (and the branches API, whose branch creation and deletion are pushes too)
 calls `post_push` once per push, after the refs changed, inside a short transaction. Its work is
 bounded: at most 20 commits are described per ref and the commit count stops at `COUNT_BOUND`.
-Anything slower belongs in a background job that a listener enqueues.
+Anything slower belongs in a background job that a step enqueues (jobs/).
 
 Its steps are the explicit list `STEPS`, run in order (a capability that reacts to pushes, such
 as CI, adds its step there, not by registering itself when imported):
