@@ -192,6 +192,8 @@ def main() -> None:
     print(f"  push (git push) p50 / p99      {statistics.median(durations) * 1000:7.1f} / {percentile(durations, 0.99) * 1000:7.1f} ms")
     print(f"  push end -> delivery p50 / p99 {statistics.median(from_end) * 1000:7.1f} / {percentile(from_end, 0.99) * 1000:7.1f} ms"
           "   (goal 100 / 1000 ms)")  # fmt: skip
+    early = sum(1 for latency in from_end if latency < 0) / len(from_end)
+    print(f"  arrived before git push ended  {early * 100:7.1f} %   (the job commits before the push response ends)")
     print(f"  push start -> delivery p50/p99 {statistics.median(from_start) * 1000:7.1f} / {percentile(from_start, 0.99) * 1000:7.1f} ms")
     print(f"  pushes per second              {args.pushes / (pushed - began):7.1f}")
     print(f"  deliveries per second          {len(seen) / (last - began):7.1f}   (first push to last delivery)")
