@@ -234,7 +234,9 @@ class LiveServer:
         return ApiClient(self.http)
 
     def env(self) -> dict[str, str]:
-        return {**os.environ, **config_module.to_env(self.config), "CODEYARD_LOG_LEVEL": "warning"}
+        # No embedded job worker: tests run jobs themselves (tests/jobs), so that none is taken
+        # by a server they do not watch.
+        return {**os.environ, **config_module.to_env(self.config), "CODEYARD_LOG_LEVEL": "warning", "CODEYARD_WORKER": "0"}
 
     def start(self) -> None:
         log = self.log_path.open("ab")

@@ -1,8 +1,10 @@
-"""The `codeyard` command: serve, migrate, admin."""
+"""The `codeyard` command: serve, worker, migrate, admin."""
 
 from __future__ import annotations
 
+import logging
 import os
+import subprocess
 import sys
 
 import click
@@ -35,14 +37,31 @@ def main() -> None:
 @click.option("--data-dir", default=None, help="Where the database, repositories and uploads live (default ./data).")
 @click.option("--workers", type=int, default=1, show_default=True, help="Server processes.")
 def serve(host: str | None, port: int | None, data_dir: str | None, workers: int) -> None:
-    """Apply migrations, create the admin on first start, and serve HTTP."""
-    import uvicorn
-
+    """Apply migrations, create the admin on first start, and serve HTTP (and run background jobs
+    in a worker process unless CODEYARD_WORKER=0)."""
     config = _config(data_dir, host=host, port=port)
     _prepare(config)
     _announce_root(config)
     os.environ.update(config_module.to_env(config))
     click.echo(f"codeyard listening on http://{config.host}:{config.port} (external URL {config.base_url})")
+    jobs = _start_worker(config) if config.embedded_worker else None
+    try:
+        _serve(config, workers)
+    finally:
+        if jobs is not None:
+            jobs.terminate()
+            jobs.wait(30)
+
+
+def _start_worker(config: config_module.Config) -> subprocess.Popen:
+    """The job worker beside the server: its own process (see jobs/worker.py), ending with this one."""
+    command = [sys.executable, "-m", "codeyard", "worker", "--data-dir", str(config.data_dir), "--exit-with", str(os.getpid())]
+    return subprocess.Popen(command)
+
+
+def _serve(config: config_module.Config, workers: int) -> None:
+    import uvicorn
+
     uvicorn.run(
         "codeyard.app:create_app",
         factory=True,
@@ -80,6 +99,38 @@ def _announce_root(config: config_module.Config) -> None:
     click.echo(f"  password: {created.password or '(from CODEYARD_ROOT_PASSWORD)'}")
     click.echo(f"  token:    {created.token or '(from CODEYARD_ROOT_TOKEN)'}")
     click.echo("These are shown once; keep them.")
+
+
+@main.command()
+@click.option("--data-dir", default=None, help="Data directory (default ./data).")
+@click.option("--concurrency", type=int, default=None, help="Jobs run at once (default 4, env CODEYARD_WORKER_CONCURRENCY).")
+@click.option("--exit-with", "parent", type=int, default=None, hidden=True, help="Stop when process PARENT is gone.")
+def worker(data_dir: str | None, concurrency: int | None, parent: int | None) -> None:
+    """Run background jobs (webhook deliveries) until stopped; any number may run against one database."""
+    import signal
+    import threading
+
+    from .jobs import queue
+    from .jobs.worker import Worker
+    from .runtime import Runtime
+
+    config = _config(data_dir)
+    _prepare(config)
+    logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    runtime = Runtime(config)
+    stopped = threading.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stopped.set())
+    jobs = Worker.from_config(runtime, concurrency)
+    jobs.start(listen=queue.wake_address(runtime.db.url))
+    click.echo(f"codeyard worker {jobs.name} running {jobs.concurrency} jobs at once")
+    try:
+        while not stopped.wait(1.0):
+            if parent is not None and os.getppid() != parent:
+                break  # the server it was started beside is gone
+    finally:
+        jobs.stop()
+        runtime.close()
 
 
 @main.command()

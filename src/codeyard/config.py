@@ -44,6 +44,12 @@ class Config:
     body_timeout: float = 60.0
     max_connections: int = 512
     archive_cache_mb: int = 1024  # archives kept on disk beyond this are dropped, least recently used first
+    # Background jobs: `serve` runs a worker unless CODEYARD_WORKER=0; seconds for poll, lease, back-off.
+    embedded_worker: bool = True
+    worker_concurrency: int = 4
+    worker_poll: float = 1.0
+    worker_lease: float = 60.0
+    worker_backoff: float = 10.0
 
     @property
     def repositories_dir(self) -> Path:
@@ -103,6 +109,11 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         body_timeout=float(env.get("CODEYARD_BODY_TIMEOUT", 60)),
         max_connections=int(env.get("CODEYARD_MAX_CONNECTIONS", 512)),
         archive_cache_mb=int(env.get("CODEYARD_ARCHIVE_CACHE_MB", 1024)),
+        embedded_worker=env.get("CODEYARD_WORKER", "1").strip().lower() not in ("0", "false", "no", "off"),
+        worker_concurrency=int(env.get("CODEYARD_WORKER_CONCURRENCY", 4)),
+        worker_poll=float(env.get("CODEYARD_WORKER_POLL", 1.0)),
+        worker_lease=float(env.get("CODEYARD_WORKER_LEASE", 60.0)),
+        worker_backoff=float(env.get("CODEYARD_WORKER_BACKOFF", 10.0)),
     )
     return config.with_overrides(**overrides) if overrides else config
 
@@ -128,6 +139,11 @@ def to_env(config: Config) -> dict[str, str]:
         "CODEYARD_BODY_TIMEOUT": str(config.body_timeout),
         "CODEYARD_MAX_CONNECTIONS": str(config.max_connections),
         "CODEYARD_ARCHIVE_CACHE_MB": str(config.archive_cache_mb),
+        "CODEYARD_WORKER": "1" if config.embedded_worker else "0",
+        "CODEYARD_WORKER_CONCURRENCY": str(config.worker_concurrency),
+        "CODEYARD_WORKER_POLL": str(config.worker_poll),
+        "CODEYARD_WORKER_LEASE": str(config.worker_lease),
+        "CODEYARD_WORKER_BACKOFF": str(config.worker_backoff),
     }
     if config.root_password:
         env["CODEYARD_ROOT_PASSWORD"] = config.root_password

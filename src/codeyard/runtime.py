@@ -8,6 +8,7 @@ import secrets
 
 from .config import Config
 from .db.engine import Database
+from .jobs import queue
 from .services.archives import ArchiveCache
 from .services.credentials import PasswordHasher
 from .services.passwords import PasswordGate, PasswordThrottle
@@ -30,6 +31,7 @@ class Runtime:
         self.presentation = PresentationCache(self.db)
         self.secret_key = load_secret_key(config)
         self.archives = ArchiveCache(config.archive_cache_dir, config.archive_cache_mb * 1024 * 1024)
+        queue.notify_workers_at(queue.wake_address(self.db.url))
 
     def close(self) -> None:
         self.password_gate.close()

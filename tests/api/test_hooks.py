@@ -14,7 +14,7 @@ PRIVATE, INTERNAL, PUBLIC = 0, 10, 20
 MASTER = 40
 FLAGS = ("push_events", "issues_events", "merge_requests_events", "tag_push_events", "note_events", "build_events",
          "enable_ssl_verification")  # fmt: skip
-HOOK_FIELDS = {"id", "url", "project_id", "created_at", *FLAGS}
+HOOK_FIELDS = {"id", "url", "project_id", "created_at", "disabled_at", "disabled_reason", *FLAGS}
 DEFAULTS = {"push_events": "true", "issues_events": "false", "merge_requests_events": "false",
             "tag_push_events": "false", "note_events": "false", "build_events": "false",
             "enable_ssl_verification": "true"}  # fmt: skip

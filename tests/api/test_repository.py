@@ -7,9 +7,11 @@ import io
 import tarfile
 import zipfile
 
+import orjson
 import pytest
+from sqlalchemy import select
 
-from codeyard.db.models import Project, ProtectedBranch, User
+from codeyard.db.models import Job, Project, ProjectHook, ProtectedBranch, User
 from codeyard.services import pushes
 
 from ..support import WorkingCopy
@@ -340,14 +342,21 @@ def test_tag_push_payloads(rt, alice, setup):
     assert gone["commits"] == [] and gone["total_commits_count"] == 0
 
 
-def test_listeners_receive_the_payloads(rt, alice, setup):
+def test_push_enqueues_a_delivery_per_hook_in_its_transaction(rt, alice, setup):
     project, work = setup
     sha = work.commit("c")
     work.push()
-    heard = []
-    pushes.LISTENERS.append(lambda session, rt_, project_, user, updates, payloads: heard.append((updates, payloads)))
-    try:
-        post_push(rt, project, alice, ("refs/heads/master", ZERO, sha))
-    finally:
-        pushes.LISTENERS.pop()
-    assert heard[0][0][0].after == sha and heard[0][1][0]["after"] == sha
+    with rt.db.transaction() as session:
+        session.add(ProjectHook(project_id=project.id, url="http://example.com/a", failure_count=0))
+        session.add(ProjectHook(project_id=project.id, url="http://example.com/b", push_events=False, failure_count=0))
+    with pytest.raises(RuntimeError), rt.db.transaction() as session:
+        pushes.post_push(session, rt, session.get(Project, project.id), session.get(User, alice.id),
+                         [pushes.RefUpdate("refs/heads/master", ZERO, sha)])  # fmt: skip
+        raise RuntimeError("the push transaction fails")
+    with rt.db.session() as session:
+        assert session.scalars(select(Job)).all() == []
+    payload = post_push(rt, project, alice, ("refs/heads/master", ZERO, sha))[0]
+    with rt.db.session() as session:
+        [job] = session.scalars(select(Job)).all()
+    assert job.kind == "webhook.deliver" and job.payload["event"] == "Push Hook"
+    assert orjson.loads(job.payload["body"]) == payload

@@ -21,6 +21,7 @@ DEFAULTS = {
     "restricted_signup_domains": [],
     "user_oauth_applications": True,
     "after_sign_out_path": "",
+    "allow_local_requests_from_hooks": False,
 }
 
 
@@ -53,6 +54,7 @@ def test_change_a_subset(api, admin):
         "session_expire_delay": 60,
         "default_project_visibility": 10,
         "restricted_signup_domains": ["example.com", "*.corp.example"],
+        "allow_local_requests_from_hooks": True,
     }
     response = api.as_(admin).put("/application/settings", json=change)
     assert response.status_code == 200

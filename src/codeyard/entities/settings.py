@@ -29,6 +29,7 @@ class ApplicationSettings(TypedDict):
     domain_whitelist: list[str]
     user_oauth_applications: bool
     after_sign_out_path: str
+    allow_local_requests_from_hooks: bool
 
 
 def application_settings(row) -> ApplicationSettings:
@@ -55,4 +56,5 @@ def application_settings(row) -> ApplicationSettings:
         "domain_whitelist": list(row.restricted_signup_domains or []),
         "user_oauth_applications": row.user_oauth_applications,
         "after_sign_out_path": row.after_sign_out_path or "",
+        "allow_local_requests_from_hooks": row.allow_local_requests_from_hooks,
     }

@@ -1,7 +1,11 @@
 """Project hooks: the URLs a project calls when events of the kinds its flags select happen.
 
 Everything a delivery needs is stored as given: the URL (credentials in it included; delivery sends
-them as basic auth), one flag per event kind and whether to verify TLS certificates.
+them as basic auth), one flag per event kind, whether to verify TLS certificates and the token
+(sent as X-Gitlab-Token and signing the body, so kept as given; never shown back). A URL naming a
+local address literally is refused while the `allow_local_requests_from_hooks` setting is off
+(delivery checks the address resolved too). Editing a hook enables it again after deliveries
+disabled it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from sqlalchemy.orm import Session
 
 from ..db.models import Project, ProjectHook, is_id
 from ..db.queries import counted_page
-from ..errors import RecordNotFound
+from ..errors import Invalid, RecordNotFound
+from . import outbound
+from . import settings as settings_service
 
 # Event kinds and their defaults when a hook is created (GitLab 8.6's column defaults).
 DEFAULTS = {
@@ -48,20 +54,39 @@ def get(session: Session, project: Project, hook_id: int) -> ProjectHook:
     return hook
 
 
-def create(session: Session, project: Project, url: str, flags: dict[str, Any]) -> ProjectHook:
+LOCAL_URL = "is blocked: requests to the local network are not allowed"
+
+
+def check_url(session: Session, url: str) -> None:
+    """400 for a URL naming a local address while local requests from hooks are not allowed."""
+    if outbound.literal_local(url) and not settings_service.load(session).allow_local_requests_from_hooks:
+        raise Invalid.field("url", LOCAL_URL)
+
+
+def create(session: Session, project: Project, url: str, flags: dict[str, Any], token: str | None = None) -> ProjectHook:
     """A hook calling URL (already validated); flags not given take their defaults."""
-    hook = ProjectHook(project_id=project.id, url=url, **{name: flags.get(name, default) for name, default in DEFAULTS.items()})
+    check_url(session, url)
+    fields = {name: flags.get(name, default) for name, default in DEFAULTS.items()}
+    hook = ProjectHook(project_id=project.id, url=url, token=token or None, failure_count=0, **fields)
     session.add(hook)
     session.flush()
     return hook
 
 
-def update(session: Session, hook: ProjectHook, url: str, flags: dict[str, Any]) -> ProjectHook:
-    """Set the URL and the flags given; the others keep their values."""
+KEEP = object()
+
+
+def update(session: Session, hook: ProjectHook, url: str, flags: dict[str, Any], token: Any = KEEP) -> ProjectHook:
+    """Set the URL, the flags and the token given (others keep their values); enable the hook again."""
+    check_url(session, url)
     hook.url = url
     for name in FLAGS:
         if name in flags:
             setattr(hook, name, flags[name])
+    if token is not KEEP:
+        hook.token = token or None
+    hook.failure_count = 0
+    hook.disabled_at = hook.disabled_reason = None
     session.flush()
     return hook
 

@@ -3,19 +3,21 @@
 The git transport (and the branches API, whose branch creation and deletion are pushes too)
 calls `post_push` once per push, after the refs changed, inside a short transaction. Its work is
 bounded: at most 20 commits are described per ref and the commit count stops at `COUNT_BOUND`.
-Anything slower belongs in a background job that a listener enqueues.
+Anything slower belongs in a background job that a step enqueues (jobs/).
 
-It does, in order:
+Its steps are the explicit list `STEPS`, run in order (a capability that reacts to pushes, such
+as CI, adds its step there, not by registering itself when imported):
 1. the first pushed branch becomes the project's default branch (master when it is among them)
    and the repository HEAD; the instance's `default_branch_protection` then protects it;
-2. one `pushed new` / `pushed to` / `deleted` event per ref, with GitLab's push payload as data;
-3. the listeners registered by later capabilities (CI, webhooks), given the same payloads.
+2. GitLab's push (or tag push) payload is built for each ref;
+3. one `pushed new` / `pushed to` / `deleted` event per ref, with that payload as data;
+4. one webhook delivery per hook whose flag is on, enqueued as a job in this transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -26,7 +28,7 @@ from ..entities import pushes as entities
 from ..entities.common import View
 from ..git import repo, storage
 from ..git.refs import HEADS, TAGS, ZERO_SHA
-from . import events
+from . import events, webhooks
 from . import settings as settings_service
 
 MAX_COMMITS = 20
@@ -44,24 +46,46 @@ class RefUpdate:
         return self.ref[len(HEADS) :] if self.ref.startswith(HEADS) else None
 
 
-# Later capabilities (CI, webhooks) register here:
-# listener(session, rt, project, user, updates: list[RefUpdate], payloads: list[dict]).
-LISTENERS: list[Callable] = []
+@dataclass
+class Push:
+    """One push as the steps see it; `payloads` (one per update) are filled by `describe`."""
+
+    project: Project
+    user: object
+    updates: list[RefUpdate]
+    path: Path
+    view: View
+    payloads: list[dict] = field(default_factory=list)
 
 
 def post_push(session: Session, rt, project: Project, user, updates: list[RefUpdate]) -> list[dict]:
     """Record the push; returns the payload built for each update."""
     path = storage.repository_path(rt.config.repositories_dir, project.id)
-    adopt_default_branch(session, rt, project, path, updates)
-    view = View(rt.config.base_url, rt.presentation.avatars_enabled())
-    payloads = []
-    for update in updates:
-        payload = push_payload(view, path, project, user, update)
-        payloads.append(payload)
-        events.record(session, project, user.id, events.PUSHED, data=payload)
-    for listener in LISTENERS:
-        listener(session, rt, project, user, updates, payloads)
-    return payloads
+    push = Push(project, user, updates, path, View(rt.config.base_url, rt.presentation.avatars_enabled()))
+    for step in STEPS:
+        step(session, rt, push)
+    return push.payloads
+
+
+def default_branch_step(session: Session, rt, push: Push) -> None:
+    adopt_default_branch(session, rt, push.project, push.path, push.updates)
+
+
+def describe(session: Session, rt, push: Push) -> None:
+    push.payloads = [push_payload(push.view, push.path, push.project, push.user, update) for update in push.updates]
+
+
+def record_events(session: Session, rt, push: Push) -> None:
+    for payload in push.payloads:
+        events.record(session, push.project, push.user.id, events.PUSHED, data=payload)
+
+
+def call_hooks(session: Session, rt, push: Push) -> None:
+    fired = [("tag_push_events" if p["object_kind"] == "tag_push" else "push_events", p) for p in push.payloads]
+    webhooks.trigger_all(session, push.project.id, fired)
+
+
+STEPS = (default_branch_step, describe, record_events, call_hooks)
 
 
 def adopt_default_branch(session: Session, rt, project: Project, path, updates: list[RefUpdate]) -> None:

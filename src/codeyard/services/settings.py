@@ -36,6 +36,7 @@ EDITABLE = (
     "restricted_signup_domains",
     "user_oauth_applications",
     "after_sign_out_path",
+    "allow_local_requests_from_hooks",
 )
 
 

@@ -1,15 +1,19 @@
-"""Project hooks (`/projects/:id/hooks`): masters and owners only (403 for readers below master,
-404 for callers who cannot see the project)."""
+"""Project hooks (`/projects/:id/hooks`) and their deliveries: masters, owners and admins only (403
+for readers below master, 404 for callers who cannot see the project)."""
 
 from __future__ import annotations
 
-from ...entities.hooks import Hook
+from ...entities.hooks import Delivery, DeliveryDetail, Hook, Queued, queued
+from ...entities.hooks import delivery as delivery_entity
 from ...entities.hooks import hook as hook_entity
-from ...services import hooks
+from ...entities.pushes import push_payload
+from ...git.refs import HEADS, ZERO_SHA
+from ...services import hooks, webhooks
+from ...services.pushes import RefUpdate
 from .. import paging
 from ..context import Ctx
 from ..guards import ADMIN
-from ..params import Bool, Url
+from ..params import Bool, Str, Url
 from ..registry import API
 
 URL_MESSAGE = "must be a valid http or https URL"
@@ -22,6 +26,8 @@ HOOK_PARAMS = (
     Bool("note_events", doc="Default false"),
     Bool("build_events", doc="Default false"),
     Bool("enable_ssl_verification", doc="Default true"),
+    Str("token", max_length=255, nullable=True, pattern=r"[ -~]*", pattern_message="must be printable ASCII",
+        doc="Sent as X-Gitlab-Token and signing every delivery (X-Codeyard-Signature); never shown back"),
 )
 
 
@@ -48,16 +54,55 @@ def get_hook(ctx: Ctx) -> Hook:
 
 @API.post("/projects/:id/hooks", guards=(ADMIN,), params=HOOK_PARAMS, summary="Add a hook to a project")
 def add_hook(ctx: Ctx) -> Hook:
-    return hook_entity(hooks.create(ctx.session, ctx.project, ctx.args["url"], _flags(ctx)))
+    return hook_entity(hooks.create(ctx.session, ctx.project, ctx.args["url"], _flags(ctx), ctx.args.get("token")))
 
 
 @API.put("/projects/:id/hooks/:hook_id", guards=(ADMIN, hook_exists), params=HOOK_PARAMS, summary="Edit a hook")
 def update_hook(ctx: Ctx) -> Hook:
     hook = hooks.get(ctx.session, ctx.project, ctx.path_int("hook_id"))
-    return hook_entity(hooks.update(ctx.session, hook, ctx.args["url"], _flags(ctx)))
+    token = ctx.args.get("token", hooks.KEEP)
+    return hook_entity(hooks.update(ctx.session, hook, ctx.args["url"], _flags(ctx), token))
 
 
 @API.delete("/projects/:id/hooks/:hook_id", guards=(ADMIN,), summary="Delete a hook; null when there was none")
 def delete_hook(ctx: Ctx) -> Hook | None:
     hook = hooks.delete(ctx.session, ctx.project, ctx.path_int("hook_id"))
     return hook_entity(hook) if hook is not None else None
+
+
+# --- deliveries ------------------------------------------------------------------------------------
+
+
+def _hook(ctx: Ctx):
+    return hooks.get(ctx.session, ctx.project, ctx.path_int("hook_id"))
+
+
+@API.get("/projects/:id/hooks/:hook_id/deliveries", guards=(ADMIN,), paginated=True,
+         summary="Delivery attempts of a hook, newest first")  # fmt: skip
+def list_deliveries(ctx: Ctx) -> paging.Page[Delivery]:
+    hook = _hook(ctx)
+    window = paging.window(ctx)
+    total, found = webhooks.page(ctx.session, hook, window.offset, window.limit)
+    return paging.Page([delivery_entity(row) for row in found], total, window)
+
+
+@API.get("/projects/:id/hooks/:hook_id/deliveries/:delivery_id", guards=(ADMIN,),
+         summary="One delivery attempt with its request and response")  # fmt: skip
+def get_delivery(ctx: Ctx) -> DeliveryDetail:
+    return delivery_entity(webhooks.get(ctx.session, _hook(ctx), ctx.path_int("delivery_id")), full=True)
+
+
+@API.post("/projects/:id/hooks/:hook_id/deliveries/:delivery_id/redeliver", guards=(ADMIN,),
+          summary="Send a delivery's body again (same delivery id)")  # fmt: skip
+def redeliver(ctx: Ctx) -> Queued:
+    return queued(webhooks.redeliver(ctx.session, _hook(ctx), ctx.path_int("delivery_id")))
+
+
+@API.post("/projects/:id/hooks/:hook_id/test", guards=(ADMIN,),
+          summary="Send the latest push's payload (or a sample) to the hook")  # fmt: skip
+def test_hook(ctx: Ctx) -> Queued:
+    hook = _hook(ctx)
+    branch = ctx.project.default_branch or "master"
+    sample = push_payload(ctx.view, ctx.project, ctx.actor, RefUpdate(HEADS + branch, ZERO_SHA, ZERO_SHA), tag=False,
+                          commits=[], total=0, checkout_sha=None, message=None)  # fmt: skip
+    return queued(webhooks.test(ctx.session, hook, sample))

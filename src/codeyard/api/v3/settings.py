@@ -36,6 +36,7 @@ SETTINGS_PARAMS = (
     domain_list("domain_whitelist", doc="GitLab 8.10's name of restricted_signup_domains; wins when that one is absent or unchanged"),
     Bool("user_oauth_applications"),
     Url("after_sign_out_path", nullable=True),
+    Bool("allow_local_requests_from_hooks", doc="Hooks may call loopback and private addresses (default false)"),
 )
 
 

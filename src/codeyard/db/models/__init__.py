@@ -1,6 +1,7 @@
 """All tables. Import models from here; each area keeps its own module."""
 
 from .base import MAX_INTEGER, MIN_INTEGER, Base, is_id, parse_id, utcnow
+from .jobs import FAILED, PENDING, RUNNING, HookDelivery, Job
 from .projects import (
     DEVELOPER,
     GUEST,
@@ -24,7 +25,8 @@ from .settings import ApplicationSetting
 from .users import Namespace, PasswordFailure, Token, Tombstone, User
 
 __all__ = [
-    "DEVELOPER", "GUEST", "INTERNAL", "MASTER", "MAX_INTEGER", "MIN_INTEGER", "OWNER", "PRIVATE", "PUBLIC",
-    "REPORTER", "ApplicationSetting", "Base", "Event", "ForkLink", "GroupMember", "Namespace", "PasswordFailure",
-    "Project", "ProjectHook", "ProjectMember", "ProtectedBranch", "Star", "Token", "Tombstone", "Upload", "User", "is_id", "parse_id", "utcnow",
+    "DEVELOPER", "FAILED", "GUEST", "INTERNAL", "MASTER", "MAX_INTEGER", "MIN_INTEGER", "OWNER", "PENDING", "PRIVATE",
+    "PUBLIC", "REPORTER", "RUNNING", "ApplicationSetting", "Base", "Event", "ForkLink", "GroupMember", "HookDelivery",
+    "Job", "Namespace", "PasswordFailure", "Project", "ProjectHook", "ProjectMember", "ProtectedBranch", "Star", "Token",
+    "Tombstone", "Upload", "User", "is_id", "parse_id", "utcnow",
 ]  # fmt: skip

@@ -116,6 +116,11 @@ class ProjectHook(Base):
     note_events: Mapped[bool] = mapped_column(Boolean, default=False)
     build_events: Mapped[bool] = mapped_column(Boolean, default=False)
     enable_ssl_verification: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Sent as X-Gitlab-Token and used to sign deliveries, so stored as given; never shown back.
+    token: Mapped[str | None] = mapped_column(String(255))
+    failure_count: Mapped[int] = mapped_column(Integer, default=0)  # failed attempts in a row
+    disabled_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    disabled_reason: Mapped[str | None] = mapped_column(String(1024))
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
 

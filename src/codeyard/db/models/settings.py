@@ -31,5 +31,6 @@ class ApplicationSetting(Base):
     restricted_signup_domains: Mapped[list] = mapped_column(JsonList, default=list)
     user_oauth_applications: Mapped[bool] = mapped_column(Boolean, default=True)
     after_sign_out_path: Mapped[str | None] = mapped_column(String(2048))
+    allow_local_requests_from_hooks: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)

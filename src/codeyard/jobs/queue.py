@@ -1,0 +1,155 @@
+"""The job queue: enqueue in the caller's transaction, claim with a lease, finish, retry or fail.
+
+A job is written in the same transaction as the change that causes it, so a change that commits
+always has its job and a rolled-back one never does. Workers claim jobs atomically: PostgreSQL
+locks the rows it takes with `FOR UPDATE SKIP LOCKED`, SQLite serialises the short claim
+transaction with `BEGIN IMMEDIATE` (every write session begins so). A claimed job is leased to one
+worker until `locked_until`; a worker that dies loses nothing, its lease runs out and another
+worker takes the job again. Finishing deletes the job (its effect keeps its own record); a job
+that runs out of attempts stays, failed, with the reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import random
+import socket
+import threading
+
+from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy.orm import Session
+
+from ..db.engine import Database
+from ..db.hooks import on_commit
+from ..db.models import FAILED, PENDING, RUNNING, Job, utcnow
+
+MAX_BACKOFF = 3600.0  # seconds
+
+class Retry(Exception):
+    """Raised by a handler: run the job again after a back-off (until its attempts are used up)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Fail(Exception):
+    """Raised by a handler: the job will not run again."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+# Set when a job is committed in this process, so that a worker living here starts at once
+# instead of at its next poll. Workers in other processes on this machine are woken by a datagram
+# to the abstract socket `wake_address(database URL)`, which the first worker started binds.
+WAKE = threading.Event()
+_notify = {"address": None, "socket": None}
+
+
+def wake_address(database_url: str) -> str:
+    """The abstract (Linux) socket name the workers of one database listen on for wake-ups."""
+    return "\0codeyard-jobs-" + hashlib.sha256(database_url.encode()).hexdigest()[:24]
+
+
+def notify_workers_at(address: str | None) -> None:
+    """Send a wake-up to ADDRESS after each commit that added jobs (set once per process)."""
+    _notify["address"] = address
+
+
+def wake() -> None:
+    WAKE.set()
+    address = _notify["address"]
+    if address is None:
+        return
+    try:
+        if _notify["socket"] is None:
+            sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sender.setblocking(False)
+            _notify["socket"] = sender
+        _notify["socket"].sendto(b"!", address)
+    except OSError:
+        pass  # no worker listening here (or its queue is full): the workers' poll finds the job
+
+
+def enqueue(session: Session, kind: str, payload: dict, *, max_attempts: int = 5, delay: float = 0.0) -> Job:
+    """Add a job to the caller's transaction; it exists when (and only if) that transaction commits."""
+    job = Job(
+        kind=kind, payload=payload, state=PENDING, attempts=0, max_attempts=max_attempts,
+        run_at=utcnow() + dt.timedelta(seconds=delay),
+    )  # fmt: skip
+    session.add(job)
+    on_commit(session, wake)
+    return job
+
+
+def claim(db: Database, worker: str, lease: float, limit: int = 1) -> list[Job]:
+    """Take up to LIMIT due jobs (or jobs whose lease ran out) for WORKER, for LEASE seconds."""
+    now = utcnow()
+    due = or_(
+        and_(Job.state == PENDING, Job.run_at <= now),
+        and_(Job.state == RUNNING, Job.locked_until < now),
+    )
+    query = select(Job).where(due).order_by(Job.run_at, Job.id).limit(limit).with_for_update(skip_locked=True)
+    with db.transaction() as session:
+        jobs = list(session.scalars(query))
+        for job in jobs:
+            if job.state == RUNNING and job.attempts >= job.max_attempts:
+                _fail(job, job.last_error or "the worker running the last attempt stopped", now)
+                continue
+            job.state = RUNNING
+            job.attempts += 1
+            job.locked_by = worker
+            job.locked_until = now + dt.timedelta(seconds=lease)
+        session.flush()
+        claimed = [job for job in jobs if job.state == RUNNING]
+        session.expunge_all()
+    return claimed
+
+
+# A handler's return value: it removed its job itself, in the transaction that recorded its effect.
+FINISHED = object()
+
+
+def finish_in(session: Session, job: Job) -> bool:
+    """`finish` inside the caller's transaction (the effect's record and the job's end commit together)."""
+    result = session.execute(delete(Job).where(Job.id == job.id, Job.locked_by == job.locked_by))
+    return result.rowcount == 1
+
+
+def finish(db: Database, job: Job) -> bool:
+    """The job is done: remove it. False when its lease was lost to another worker."""
+    with db.transaction() as session:
+        result = session.execute(delete(Job).where(Job.id == job.id, Job.locked_by == job.locked_by))
+    return result.rowcount == 1
+
+
+def retry(db: Database, job: Job, error: str, backoff: float) -> bool:
+    """Run the job again later (exponential back-off with jitter), or fail it when its attempts are
+    used up. False when its lease was lost to another worker."""
+    if job.attempts >= job.max_attempts:
+        return fail(db, job, error)
+    delay = min(MAX_BACKOFF, backoff * 2 ** (job.attempts - 1)) * random.uniform(0.8, 1.2)
+    values = {"state": PENDING, "run_at": utcnow() + dt.timedelta(seconds=delay), "locked_by": None,
+              "locked_until": None, "last_error": error}  # fmt: skip
+    return _release(db, job, values)
+
+
+def fail(db: Database, job: Job, error: str) -> bool:
+    """The job will not run again; it stays with the reason."""
+    values = {"state": FAILED, "locked_by": None, "locked_until": None, "last_error": error, "finished_at": utcnow()}
+    return _release(db, job, values)
+
+
+def _release(db: Database, job: Job, values: dict) -> bool:
+    with db.transaction() as session:
+        result = session.execute(
+            update(Job).where(Job.id == job.id, Job.locked_by == job.locked_by).values(**values)
+        )
+    return result.rowcount == 1
+
+
+def _fail(job: Job, error: str, now: dt.datetime) -> None:
+    job.state, job.locked_by, job.locked_until, job.last_error, job.finished_at = FAILED, None, None, error, now

@@ -1,0 +1,157 @@
+"""The worker: claims due jobs and runs their handlers in threads, never on the event loop.
+
+`codeyard worker` runs one in its own process, on any machine that reaches the database;
+`codeyard serve` starts one such process beside the server (threads in the server process itself
+would make its forks unsafe: uvloop runs Python code in the child between fork and exec, which
+deadlocks on any lock another thread held). One dispatcher thread claims at most as many jobs as
+there are free slots and hands them to a thread pool; it sleeps until a job is committed (in this
+process: `queue.WAKE`; in another process on this machine: a datagram to the abstract socket this
+worker binds, when it is the first to), a slot frees up, or the poll interval passes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+from . import queue
+from .handlers import HANDLERS
+from .queue import Fail, Retry
+
+log = logging.getLogger("codeyard.jobs")
+
+
+class Worker:
+    def __init__(self, rt, *, concurrency: int = 4, poll: float = 1.0, lease: float = 60.0,
+                 backoff: float = 10.0, handlers: dict | None = None):  # fmt: skip
+        self.rt = rt
+        self.concurrency = concurrency
+        self.poll = poll
+        self.lease = lease
+        self.backoff = backoff
+        self.handlers = HANDLERS if handlers is None else handlers
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._running = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._pool: ThreadPoolExecutor | None = None
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def from_config(cls, rt, concurrency: int | None = None) -> Worker:
+        config = rt.config
+        return cls(rt, concurrency=concurrency or config.worker_concurrency, poll=config.worker_poll,
+                   lease=config.worker_lease, backoff=config.worker_backoff)  # fmt: skip
+
+    # --- running in the background ---
+
+    def start(self, listen: str | None = None) -> None:
+        """Run in background threads; LISTEN is an abstract socket name to take wake-ups on."""
+        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="codeyard-job")
+        self._thread = threading.Thread(target=self._dispatch, name="codeyard-jobs", daemon=True)
+        self._thread.start()
+        if listen is not None:
+            self._listen(listen)
+        log.info("job worker %s started (%d at once)", self.name, self.concurrency)
+
+    def _listen(self, address: str) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            listener.bind(address)
+        except OSError:
+            listener.close()  # another worker on this machine takes the wake-ups; this one polls
+            return
+        listener.settimeout(1.0)
+
+        def receive() -> None:
+            while not self._stop.is_set():
+                try:
+                    listener.recv(64)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                queue.WAKE.set()
+            listener.close()
+
+        threading.Thread(target=receive, name="codeyard-jobs-wake", daemon=True).start()
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop claiming; wait for the jobs being run (a job cut short runs again after its lease)."""
+        self._stop.set()
+        queue.WAKE.set()
+
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _dispatch(self) -> None:
+        while not self._stop.is_set():
+            queue.WAKE.clear()  # before claiming: a commit from now on wakes the wait below
+            try:
+                claimed = self._claim_free_slots()
+            except Exception:
+                log.exception("claiming jobs failed")
+                claimed = False
+            if not claimed:
+                queue.WAKE.wait(self.poll)
+
+    def _claim_free_slots(self) -> bool:
+        """Whether every free slot got a job (so there may be more due at once)."""
+        with self._lock:
+            free = self.concurrency - self._running
+        if free <= 0:
+            return False
+        jobs = queue.claim(self.rt.db, self.name, self.lease, limit=free)
+        with self._lock:
+            self._running += len(jobs)
+        for job in jobs:
+            self._pool.submit(self._run_and_release, job)
+        return len(jobs) == free
+
+    def _run_and_release(self, job) -> None:
+        try:
+            self.run(job)
+        finally:
+            with self._lock:
+                self._running -= 1
+            queue.WAKE.set()
+
+    # --- one job ---
+
+    def run(self, job) -> None:
+        """Run a claimed job's handler and record the outcome: finished, retried later, or failed."""
+        handler = self.handlers.get(job.kind)
+        try:
+            if handler is None:
+                raise Fail(f"unknown job kind {job.kind!r}")
+            result = handler(self.rt, job)
+        except Retry as outcome:
+            kept = queue.retry(self.rt.db, job, outcome.reason, self.backoff)
+        except Fail as outcome:
+            kept = queue.fail(self.rt.db, job, outcome.reason)
+        except Exception as error:
+            log.exception("job %s (%s) failed", job.id, job.kind)
+            kept = queue.retry(self.rt.db, job, f"{type(error).__name__}: {error}", self.backoff)
+        else:
+            kept = True if result is queue.FINISHED else queue.finish(self.rt.db, job)
+        if not kept:
+            log.warning("job %s (%s) outlived its lease; another worker owns it now", job.id, job.kind)
+
+    def run_until_idle(self, timeout: float = 30.0) -> int:
+        """Claim and run due jobs in this thread until none is due; the number run (for tests, tools)."""
+        deadline = time.monotonic() + timeout
+        done = 0
+        while time.monotonic() < deadline:
+            jobs = queue.claim(self.rt.db, self.name, self.lease, limit=1)
+            if not jobs:
+                return done
+            self.run(jobs[0])
+            done += 1
+        return done
