@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
+import threading
 import uuid
 
 import psycopg
@@ -76,7 +78,7 @@ def test_fast_path_reconnects_after_losing_its_connection(rt, users):
     alice = users.create("alice")
     params = {"digest": credentials.digest(alice.token), "kind": "private"}
     assert rt.db.fast_first(USER_BY_TOKEN, params) is not None
-    rt.db._local.connection.driver_connection.close()
+    rt.db._local.connection.dbapi_connection.close()
     assert rt.db.fast_first(USER_BY_TOKEN, params).username == "alice"
 
 
@@ -120,3 +122,25 @@ def test_usernames_emails_and_paths_are_unique_whatever_the_case(rt, users):
         with rt.db.session() as session, pytest.raises(IntegrityError):
             session.add(row)
             session.flush()
+
+
+def test_fast_connections_of_ended_threads_never_reach_a_transaction(rt):
+    """The fast path's autocommit connections are not pooled: were one handed to a session later, its
+    transaction would commit statement by statement (a rolled-back change kept, a job claimed twice)."""
+    if rt.db.is_sqlite:
+        pytest.skip("PostgreSQL: SQLite connections have no autocommit switch to leak")
+
+    def look_up() -> None:
+        assert rt.db.fast_first(USER_BY_TOKEN, {"digest": "none", "kind": "private"}) is None
+
+    for _ in range(3):
+        thread = threading.Thread(target=look_up)
+        thread.start()
+        thread.join()
+    gc.collect()
+    sessions = [rt.db.session() for _ in range(12)]  # more than the pool holds: every pooled connection
+    try:
+        assert not any(session.connection().connection.driver_connection.autocommit for session in sessions)
+    finally:
+        for session in sessions:
+            session.close()

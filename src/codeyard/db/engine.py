@@ -105,6 +105,9 @@ class Database:
             if not self.is_sqlite:
                 # Outside any transaction, so that it never holds locks or an old snapshot.
                 connection.driver_connection.autocommit = True
+            # Never back to the pool (closed when its thread's copy goes): a pooled connection left
+            # in autocommit would make a later session's transaction commit statement by statement.
+            connection.detach()
             self._local.connection = connection
         return connection
 
