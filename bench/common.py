@@ -38,6 +38,29 @@ def codeyard_env(tmp: Path) -> tuple[dict[str, str], int]:
     return env, port
 
 
+# A user `bench` with one project `big`; prints the user's private token.
+SEED_ONE_PROJECT = """
+from codeyard import config
+from codeyard.db import migrate
+from codeyard.runtime import Runtime
+from codeyard.services import credentials, projects, users
+cfg = config.load()
+migrate.upgrade(cfg.database_url)
+rt = Runtime(cfg)
+with rt.db.transaction() as session:
+    user = users.create(session, {"username": "bench", "email": "bench@example.com", "name": "Bench"}, None)
+    _, token = credentials.issue_token(session, user.id, name="bench")
+    project = projects.create(session, rt, user, users.personal_namespace(session, user), {"name": "big"})
+print(token)
+"""
+
+
+def seed_one_project(env: dict[str, str]) -> str:
+    """Migrates the database of ENV, creates user `bench` with project `big`; returns the token."""
+    seeded = subprocess.run([PYTHON, "-c", SEED_ONE_PROJECT], env=env, check=True, capture_output=True, text=True)
+    return seeded.stdout.split()[-1]
+
+
 def clean_git_env(home: Path) -> dict[str, str]:
     """This environment without GIT_* variables, HOME at HOME, never prompting."""
     return {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "HOME": str(home),

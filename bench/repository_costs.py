@@ -23,22 +23,17 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import PYTHON, ROOT, clean_git_env, codeyard_env, stop, timed, uvicorn_command, wait_until_up
-
-SEED = """
-from codeyard import config
-from codeyard.db import migrate
-from codeyard.runtime import Runtime
-from codeyard.services import credentials, projects, users
-cfg = config.load()
-migrate.upgrade(cfg.database_url)
-rt = Runtime(cfg)
-with rt.db.transaction() as session:
-    user = users.create(session, {"username": "bench", "email": "bench@example.com", "name": "Bench"}, None)
-    _, token = credentials.issue_token(session, user.id, name="bench")
-    project = projects.create(session, rt, user, users.personal_namespace(session, user), {"name": "big"})
-print(token)
-"""
+from common import (
+    PYTHON,
+    ROOT,
+    clean_git_env,
+    codeyard_env,
+    seed_one_project,
+    stop,
+    timed,
+    uvicorn_command,
+    wait_until_up,
+)
 
 # The old way: every patch of the diff rendered, then measured. Prints seconds and MB of peak growth.
 FULL_RENDER = """
@@ -123,7 +118,7 @@ def main() -> None:
         source = tmp / "source.git"
         git("init", "-q", "--bare", str(source), env=git_env)
         git("fast-import", "--quiet", cwd=source, env=git_env, input=fast_import_stream(args.huge_mb, args.blob_mb))
-        token = subprocess.run([PYTHON, "-c", SEED], env=env, check=True, capture_output=True, text=True).stdout.split()[-1]
+        token = seed_one_project(env)
         server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
         try:
             base = f"http://127.0.0.1:{port}"
