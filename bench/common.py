@@ -104,7 +104,7 @@ def wait_until_up(url: str, headers: dict | None = None, timeout: float = 60) ->
 def uvicorn_command(target: str, port: int, factory: bool) -> list[str]:
     """The same server settings for codeyard and for the floor."""
     command = [PYTHON, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(port), "--http", "httptools",
-               "--loop", "uvloop", "--no-access-log", "--log-level", "warning", "--no-proxy-headers",
+               "--loop", "asyncio", "--no-access-log", "--log-level", "warning", "--no-proxy-headers",
                "--no-server-header"]  # fmt: skip
     return [*command, "--factory"] if factory else command
 

@@ -110,3 +110,29 @@ def test_first_start_prints_random_secrets(tmp_path):
     lines = dict(line.strip().split(":", 1) for line in output.splitlines() if line.strip().startswith(("password:", "token:")))
     token, password = lines["token"].strip(), lines["password"].strip()
     assert len(token) == 20 and len(password) == 16
+
+
+CHILD_PROBE = """
+import asyncio, os, sys
+from uvicorn.config import Config
+from codeyard.cli import SERVER_LOOP
+os.register_at_fork(after_in_child=lambda: os.write(2, b"python ran in the child"))
+
+async def spawn():
+    process = await asyncio.create_subprocess_exec("git", "--version", stdout=asyncio.subprocess.DEVNULL)
+    await process.wait()
+
+with asyncio.Runner(loop_factory=Config(app=None, loop=sys.argv[1]).get_loop_factory()) as runner:
+    runner.run(spawn())
+"""
+
+
+@pytest.mark.parametrize("loop", ["SERVER_LOOP", "uvloop"])
+def test_the_servers_event_loop_runs_no_python_in_spawned_children(loop):
+    """Python code between fork and exec can deadlock on a lock another thread held at the fork; the
+    server's loop must spawn git without it (uvloop does run it: the probe shows the check works)."""
+    from codeyard.cli import SERVER_LOOP
+
+    chosen = SERVER_LOOP if loop == "SERVER_LOOP" else loop
+    ran = subprocess.run([sys.executable, "-c", CHILD_PROBE, chosen], capture_output=True, check=True)
+    assert (b"python ran in the child" in ran.stderr) == (chosen == "uvloop")

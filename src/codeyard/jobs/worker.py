@@ -1,9 +1,9 @@
 """The worker: claims due jobs and runs their handlers in threads, never on the event loop.
 
 `codeyard worker` runs one in its own process, on any machine that reaches the database;
-`codeyard serve` starts one such process beside the server (threads in the server process itself
-would make its forks unsafe: uvloop runs Python code in the child between fork and exec, which
-deadlocks on any lock another thread held). One dispatcher thread claims at most as many jobs as
+`codeyard serve` starts one such process beside the server (with worker threads in the server
+process, a fork under uvloop, which runs Python code in the child between fork and exec, deadlocked
+on a lock another thread held; see `cli.SERVER_LOOP`). One dispatcher thread claims at most as many jobs as
 there are free slots and hands them to a thread pool; it sleeps until a job is committed (in this
 process: `queue.WAKE`; in another process on this machine: a datagram to the abstract socket this
 worker binds, when it is the first to), a slot frees up, or the poll interval passes.
