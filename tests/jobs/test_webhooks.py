@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import socket
 import uuid
 
@@ -247,6 +248,21 @@ def test_redeliver_sends_the_same_body_under_the_same_id(rt, api, owner, project
     assert len(deliveries(api, owner, project, hook)) == 2
     missing = api.as_(owner).post(f"/projects/{project.id}/hooks/{hook['id']}/deliveries/999999/redeliver")
     assert missing.status_code == 404 and missing.json() == {"message": "404 Not found"}
+
+
+def test_only_the_newest_deliveries_are_kept(rt, api, owner, project, work, receiver, local_allowed, monkeypatch):
+    monkeypatch.setattr(webhooks, "KEEP_DELIVERIES", 3)
+    hook = add_hook(api, owner, project, receiver.url())
+    other = add_hook(api, owner, project, receiver.url() + "?other")
+    for n in range(5):
+        post_push(rt, project, owner, ("refs/heads/master", ZERO, pushed(work, f"commit {n}")))
+        run_jobs(rt)
+    kept = deliveries(api, owner, project, hook)
+    assert len(receiver.requests) == 10 and len(kept) == 3
+    assert [json.loads(record["request"]["body"])["after"] for record in [
+        api.as_(owner).get(f"/projects/{project.id}/hooks/{hook['id']}/deliveries/{entry['id']}").json() for entry in kept
+    ]] == [work.git("rev-parse", f"HEAD~{n}").strip() for n in range(3)]  # newest first
+    assert len(deliveries(api, owner, project, other)) == 3
 
 
 def test_hook_test_sends_the_latest_push_or_a_sample(rt, api, owner, project, work, receiver, local_allowed):

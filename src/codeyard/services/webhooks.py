@@ -20,7 +20,7 @@ import hmac
 import uuid
 
 import orjson
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from ..db.models import ApplicationSetting, Event, HookDelivery, ProjectHook, utcnow
@@ -33,6 +33,8 @@ from .settings import SETTINGS_ID
 KIND = "webhook.deliver"
 ATTEMPTS = 5  # the first and four retries
 DISABLE_AFTER = 20
+# Attempts kept per hook: the newest; older ones go when a new one is recorded.
+KEEP_DELIVERIES = 1000
 RETRIED_STATUSES = (408, 429)
 HIDDEN = "[hidden]"
 
@@ -136,6 +138,7 @@ def record(rt, job, url: str, headers: dict, outcome: outbound.Outcome) -> bool:
             response_headers=outcome.headers, response_body=outcome.body, duration=round(outcome.duration, 6),
             error=outcome.error,
         ))  # fmt: skip
+        _forget_old_deliveries(session, hook.id)
         if outcome.ok:
             if hook.failure_count:
                 hook.failure_count = 0
@@ -147,6 +150,14 @@ def record(rt, job, url: str, headers: dict, outcome: outbound.Outcome) -> bool:
             hook.disabled_at = utcnow()
             hook.disabled_reason = f"{DISABLE_AFTER} deliveries failed in a row; the last: {last}"[:1024]
         return hook.disabled_at is not None
+
+
+def _forget_old_deliveries(session: Session, hook_id: int) -> None:
+    """Keep the newest KEEP_DELIVERIES attempts of the hook (one indexed lookup, then a range delete)."""
+    newest = select(HookDelivery.id).where(HookDelivery.hook_id == hook_id).order_by(HookDelivery.id.desc())
+    cutoff = session.scalar(newest.offset(KEEP_DELIVERIES).limit(1))
+    if cutoff is not None:
+        session.execute(delete(HookDelivery).where(HookDelivery.hook_id == hook_id, HookDelivery.id <= cutoff))
 
 
 # --- the API's reads and actions -------------------------------------------------------------------
