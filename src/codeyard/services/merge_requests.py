@@ -1,0 +1,223 @@
+"""Merge requests: create, list, get, update, close and reopen (reference section 10).
+
+`:id` of create is the source project; the request belongs to its target project (`project_id`),
+which numbers its requests (`iid`). A request from a fork targets the fork's upstream only.
+Votes are `:+1:` / `:-1:` comments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, joinedload
+
+from ..db.models import ForkLink, MergeRequest, Note, Project, User, is_id, utcnow
+from ..db.models.merge_requests import CLOSED, OPENED, REOPENED, UNCHECKED
+from ..db.queries import counted_page
+from ..errors import BadRequest, Conflict, NotFound, RecordNotFound, Unprocessable
+from ..git import repo
+from ..policies import projects as policy
+from . import access as access_service
+from . import events, webhooks
+from .repository import path_of
+
+UPVOTE, DOWNVOTE = ":+1:", ":-1:"
+SAME = "You can not use same project/branch for source and target"
+NOT_A_FORK = "Source project is not a fork of target project"
+
+
+def parse_labels(text: str | None) -> list[str]:
+    """A comma list as sorted unique titles."""
+    return sorted({label.strip() for label in (text or "").split(",") if label.strip()})
+
+
+def find(session: Session, project: Project, mr_id: int) -> MergeRequest:
+    """PROJECT's request MR_ID (the global id); 404 `404 Not found` otherwise."""
+    mr = session.get(MergeRequest, mr_id) if is_id(mr_id) else None
+    if mr is None or mr.target_project_id != project.id:
+        raise RecordNotFound()
+    return mr
+
+
+def page(session: Session, project: Project, *, state: str | None, iids: list[int], order_by: str, sort: str,
+         offset: int, limit: int) -> tuple[int, list[MergeRequest]]:  # fmt: skip
+    query = select(MergeRequest).where(MergeRequest.target_project_id == project.id)
+    if state == OPENED:
+        query = query.where(MergeRequest.state.in_((OPENED, REOPENED)))
+    elif state in (CLOSED, "merged"):
+        query = query.where(MergeRequest.state == state)
+    if iids:
+        query = query.where(MergeRequest.iid.in_(iids))
+    column = MergeRequest.updated_at if order_by == "updated_at" else MergeRequest.created_at
+    order = (
+        (column.asc(), MergeRequest.id.asc()) if sort == "asc" else (column.desc(), MergeRequest.id.desc())
+    )
+    query = query.options(joinedload(MergeRequest.author), joinedload(MergeRequest.assignee))
+    return counted_page(session, query, offset, limit, *order)
+
+
+def votes(session: Session, mr_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """{request id: (upvotes, downvotes)} for the requests given."""
+    found = {mr_id: [0, 0] for mr_id in mr_ids}
+    if mr_ids:
+        rows = session.execute(
+            select(Note.merge_request_id, func.trim(Note.note), func.count())
+            .where(Note.merge_request_id.in_(mr_ids), func.trim(Note.note).in_((UPVOTE, DOWNVOTE)))
+            .group_by(Note.merge_request_id, func.trim(Note.note))
+        )
+        for mr_id, note, count in rows:
+            found[mr_id][0 if note == UPVOTE else 1] = count
+    return {mr_id: (up, down) for mr_id, (up, down) in found.items()}
+
+
+def _target(session: Session, actor, source: Project, target_id: int | None) -> Project:
+    if target_id is None or target_id == source.id:
+        return source
+    target = session.get(Project, target_id) if is_id(target_id) else None
+    if target is None or not access_service.access(session, actor, target).can(policy.READ_PROJECT):
+        raise NotFound()
+    return target
+
+
+def _is_fork_of(session: Session, source: Project, target: Project) -> bool:
+    link = select(ForkLink.id).where(
+        ForkLink.forked_to_project_id == source.id, ForkLink.forked_from_project_id == target.id
+    )
+    return session.scalar(link) is not None
+
+
+def _check(session: Session, rt, mr: MergeRequest, source: Project, target: Project) -> None:
+    """422 / 409 as GitLab answered an invalid request."""
+    if source.id == target.id and mr.source_branch == mr.target_branch:
+        raise Unprocessable([SAME])
+    if source.id != target.id and not _is_fork_of(session, source, target):
+        raise Unprocessable([NOT_A_FORK])
+    if repo.branch(path_of(rt, source), mr.source_branch) is None:
+        raise Unprocessable([f'Source branch "{mr.source_branch}" does not exist'])
+    duplicate = select(MergeRequest.title).where(
+        MergeRequest.source_project_id == source.id,
+        MergeRequest.source_branch == mr.source_branch,
+        MergeRequest.target_project_id == target.id,
+        MergeRequest.target_branch == mr.target_branch,
+        MergeRequest.state.in_((OPENED, REOPENED)),
+        MergeRequest.id != (mr.id or 0),
+    )
+    existing = session.scalar(duplicate.limit(1))
+    if existing is not None:
+        raise Conflict([f'Cannot Create: This merge request already exists: ["{existing}"]'])
+
+
+def _assignee(session: Session, actor, target: Project, assignee_id: int | None) -> int | None:
+    """The assignee, kept only when it exists and the caller may administer the target's requests."""
+    if assignee_id is None or not is_id(assignee_id) or session.get(User, assignee_id) is None:
+        return None
+    if not access_service.access(session, actor, target).can(policy.ADMIN_MERGE_REQUEST):
+        return None
+    return assignee_id
+
+
+def _next_iid(session: Session, target: Project) -> int:
+    # Lock the target row (PostgreSQL) so two creations do not pick the same number; SQLite's write
+    # transaction already serializes them.
+    session.execute(select(Project.id).where(Project.id == target.id).with_for_update())
+    return (
+        session.scalar(select(func.max(MergeRequest.iid)).where(MergeRequest.target_project_id == target.id))
+        or 0
+    ) + 1
+
+
+def create(session: Session, rt, actor, source: Project, fields: dict[str, Any]) -> MergeRequest:
+    target = _target(session, actor, source, fields.get("target_project_id"))
+    mr = MergeRequest(
+        source_project_id=source.id,
+        target_project_id=target.id,
+        source_branch=fields["source_branch"],
+        target_branch=fields["target_branch"],
+        title=fields["title"],
+        description=fields.get("description"),
+        state=OPENED,
+        author_id=actor.id,
+        assignee_id=_assignee(session, actor, target, fields.get("assignee_id")),
+        labels=parse_labels(fields.get("labels")),
+        merge_when_build_succeeds=False,
+        merge_status=UNCHECKED,
+    )
+    _check(session, rt, mr, source, target)
+    mr.iid = _next_iid(session, target)
+    session.add(mr)
+    session.flush()
+    _record(session, target, actor, mr, events.CREATED, "open")
+    return mr
+
+
+def update(
+    session: Session, rt, actor, project: Project, mr: MergeRequest, fields: dict[str, Any]
+) -> MergeRequest:
+    if "source_branch" in fields:
+        raise BadRequest("Source branch cannot be changed")
+    for name in ("title", "description"):
+        if name in fields:
+            setattr(mr, name, fields[name])
+    if "labels" in fields:
+        mr.labels = parse_labels(fields["labels"])
+    if "assignee_id" in fields:
+        mr.assignee_id = _assignee(session, actor, project, fields["assignee_id"])
+    if fields.get("target_branch") not in (None, mr.target_branch):
+        mr.target_branch = fields["target_branch"]
+        mr.merge_status = UNCHECKED
+        source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+        if source is not None:
+            _check(session, rt, mr, source, project)
+    mr.updated_at = utcnow()
+    session.flush()
+    event = fields.get("state_event")
+    if event == "close" and mr.open:
+        mr.state = CLOSED
+        _record(session, project, actor, mr, events.CLOSED, "close")
+    elif event == "reopen" and mr.state == CLOSED:
+        mr.state = REOPENED
+        _record(session, project, actor, mr, events.REOPENED, "reopen")
+    else:
+        _hook(session, project, actor, mr, "update")
+    session.flush()
+    return mr
+
+
+def _record(
+    session: Session, project: Project, actor, mr: MergeRequest, action: int, hook_action: str
+) -> None:
+    events.record(
+        session, project, actor.id, action, target_id=mr.id, target_type="MergeRequest", title=mr.title
+    )
+    _hook(session, project, actor, mr, hook_action)
+
+
+def _hook(session: Session, project: Project, actor, mr: MergeRequest, action: str) -> None:
+    webhooks.trigger(session, project.id, "merge_requests_events", hook_payload(actor, mr, action))
+
+
+def hook_payload(actor, mr: MergeRequest, action: str) -> dict:
+    """The Merge Request Hook body (reference 7.4), without the project and commit details."""
+    return {
+        "object_kind": "merge_request",
+        "user": {"name": actor.name, "username": actor.username},
+        "object_attributes": {
+            "id": mr.id,
+            "iid": mr.iid,
+            "target_branch": mr.target_branch,
+            "source_branch": mr.source_branch,
+            "source_project_id": mr.source_project_id,
+            "target_project_id": mr.target_project_id,
+            "author_id": mr.author_id,
+            "assignee_id": mr.assignee_id,
+            "title": mr.title,
+            "description": mr.description,
+            "state": mr.state,
+            "merge_status": mr.merge_status,
+            "work_in_progress": mr.work_in_progress,
+            "created_at": mr.created_at.isoformat() if mr.created_at else None,
+            "updated_at": mr.updated_at.isoformat() if mr.updated_at else None,
+            "action": action,
+        },
+    }

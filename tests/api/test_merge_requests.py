@@ -1,0 +1,165 @@
+"""Merge requests API: create, list, get, update, close and reopen (reference section 10)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from codeyard.db.models import Event, MergeRequest
+
+from ..support import WorkingCopy, make_team
+
+FIELDS = {
+    "id", "iid", "project_id", "title", "description", "state", "created_at", "updated_at", "target_branch",
+    "source_branch", "upvotes", "downvotes", "author", "assignee", "source_project_id", "target_project_id",
+    "labels", "work_in_progress", "milestone", "merge_when_build_succeeds", "merge_status",
+}  # fmt: skip
+
+
+@pytest.fixture
+def team(users, projects, admin, rt, tmp_path):
+    """A private project with master (1 commit) and feature (1 more), one user per role."""
+    team = make_team(users, projects, admin)
+    work = WorkingCopy(rt, team.project, tmp_path / "work")
+    work.commit("first")
+    work.git("checkout", "-q", "-b", "feature")
+    work.commit("feature work", {"a.txt": "a\n"})
+    work.push("master", "feature")
+    return team
+
+
+def _create(api, who, project, **fields):
+    body = {"source_branch": "feature", "target_branch": "master", "title": "Add a", **fields}
+    return api.as_(who).post(f"/projects/{project.id}/merge_requests", json=body)
+
+
+def test_create_get_list(api, rt, team):
+    project, dev = team.project, team.user("developer")
+    created = _create(
+        api, dev, project, description="why", labels="b, a,b", assignee_id=team.user("master").id
+    )
+    assert created.status_code == 200, created.text
+    body = created.json()
+    assert set(body) == FIELDS - {"iid"}
+    assert (body["state"], body["merge_status"], body["labels"]) == ("opened", "unchecked", ["a", "b"])
+    assert body["project_id"] == body["target_project_id"] == body["source_project_id"] == project.id
+    assert body["author"]["username"] == dev.username and set(body["author"]) >= {"id", "email", "created_at"}
+    assert body["assignee"]["id"] == team.user("master").id and body["milestone"] is None
+    assert (body["upvotes"], body["downvotes"], body["work_in_progress"]) == (0, 0, False)
+    for form in ("merge_request", "merge_requests"):
+        got = api.as_(team.user("guest")).get(f"/projects/{project.id}/{form}/{body['id']}").json()
+        assert got["iid"] == 1 and got["title"] == "Add a"
+    listed = api.as_(dev).get(f"/projects/{project.id}/merge_requests").json()
+    assert [mr["id"] for mr in listed] == [body["id"]] and listed[0]["iid"] == 1
+    with rt.db.transaction() as session:
+        event = session.query(Event).filter_by(target_type="MergeRequest").one()
+        assert (event.action, event.target_id, event.author_id) == (1, body["id"], dev.id)
+
+
+def test_iids_count_per_target_and_list_filters(api, team, rt, tmp_path):
+    project, dev = team.project, team.user("developer")
+    first = _create(api, dev, project).json()
+    api.as_(dev).put(f"/projects/{project.id}/merge_request/{first['id']}", json={"state_event": "close"})
+    second = _create(api, dev, project, title="WIP: again").json()
+    assert second["work_in_progress"] is True
+    base = f"/projects/{project.id}/merge_requests"
+    assert [mr["iid"] for mr in api.as_(dev).get(base).json()] == [2, 1]
+    assert [mr["iid"] for mr in api.as_(dev).get(base, params={"sort": "asc"}).json()] == [1, 2]
+    assert [mr["iid"] for mr in api.as_(dev).get(base, params={"state": "opened"}).json()] == [2]
+    assert [mr["iid"] for mr in api.as_(dev).get(base, params={"state": "closed"}).json()] == [1]
+    assert [mr["iid"] for mr in api.as_(dev).get(base, params={"iid": 1}).json()] == [1]
+    assert api.as_(dev).get(base, params={"state": "bogus"}).status_code == 400
+    paged = api.as_(dev).get(base, params={"per_page": 1, "page": 2})
+    assert [mr["iid"] for mr in paged.json()] == [1] and paged.headers["x-total"] == "2"
+
+
+def test_validation(api, team, rt):
+    project, dev = team.project, team.user("developer")
+    same = _create(api, dev, project, source_branch="master")
+    assert same.status_code == 422 and same.json() == {
+        "message": ["You can not use same project/branch for source and target"]
+    }
+    missing = _create(api, dev, project, source_branch="nope")
+    assert missing.status_code == 422 and "does not exist" in missing.json()["message"][0]
+    absent = api.as_(dev).post(f"/projects/{project.id}/merge_requests", json={"source_branch": "feature"})
+    assert absent.status_code == 400 and "target_branch" in str(absent.json()["message"])
+    assert _create(api, dev, project).status_code == 200
+    again = _create(api, dev, project, title="Other")
+    assert again.status_code == 409
+    assert again.json() == {"message": ['Cannot Create: This merge request already exists: ["Add a"]']}
+    assert _create(api, dev, project, target_project_id=999999).status_code == 404
+    with rt.db.transaction() as session:
+        assert session.query(MergeRequest).count() == 1
+
+
+def test_update_close_reopen(api, team, rt):
+    project, dev = team.project, team.user("developer")
+    mr = _create(api, dev, project).json()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    changed = api.as_(dev).put(path, json={"title": "[WIP] New", "labels": "x", "description": "d"})
+    assert changed.status_code == 200 and "iid" not in changed.json()
+    assert (changed.json()["title"], changed.json()["labels"], changed.json()["work_in_progress"]) == (
+        "[WIP] New",
+        ["x"],
+        True,
+    )
+    refused = api.as_(dev).put(path, json={"source_branch": "other"})
+    assert refused.status_code == 400 and refused.json() == {"message": "Source branch cannot be changed"}
+    assert api.as_(dev).put(path, json={"state_event": "close"}).json()["state"] == "closed"
+    assert api.as_(dev).put(path, json={"state_event": "close"}).json()["state"] == "closed"
+    assert api.as_(dev).put(path, json={"state_event": "reopen"}).json()["state"] == "reopened"
+    assert (
+        api.as_(dev).get(f"/projects/{project.id}/merge_requests", params={"state": "opened"}).json()[0]["id"]
+        == mr["id"]
+    )
+    events = api.as_(dev).get(f"/projects/{project.id}/events").json()
+    assert [e["action_name"] for e in events][:3] == ["opened", "closed", "opened"]
+    assert api.as_(dev).get(f"/projects/{project.id}/merge_requests/999999").json() == {
+        "message": "404 Not found"
+    }
+
+
+@pytest.mark.parametrize(
+    "role, read, write",
+    [
+        ("outsider", 404, 404),
+        ("guest", 200, 403),
+        ("reporter", 200, 403),
+        ("developer", 200, 200),
+        ("master", 200, 200),
+    ],
+)
+def test_permissions(api, team, role, read, write):
+    project = team.project
+    mr = _create(api, team.user("master"), project).json()
+    who = team.user(role)
+    assert api.as_(who).get(f"/projects/{project.id}/merge_requests").status_code == read
+    assert api.as_(who).get(f"/projects/{project.id}/merge_request/{mr['id']}").status_code == read
+    path = f"/projects/{project.id}/merge_request/{mr['id']}"
+    assert api.as_(who).put(path, json={"title": "changed"}).status_code == write
+    created = _create(api, who, project, target_branch="other")
+    assert created.status_code == write
+
+
+def test_fork_to_upstream(api, users, projects, rt, team, tmp_path):
+    upstream, dev = team.project, team.user("developer")
+    fork = api.as_(dev).post(f"/projects/fork/{upstream.id}").json()
+    fork = SimpleNamespace(id=fork["id"])
+    work = WorkingCopy(rt, fork, tmp_path / "fork")
+    work.commit("fork work")
+    work.push("master:from-fork")
+    created = _create(api, dev, fork, source_branch="from-fork", target_project_id=upstream.id)
+    assert created.status_code == 200, created.text
+    body = created.json()
+    assert (body["project_id"], body["source_project_id"], body["target_project_id"]) == (
+        upstream.id,
+        fork.id,
+        upstream.id,
+    )
+    assert api.as_(dev).get(f"/projects/{upstream.id}/merge_requests").json()[0]["id"] == body["id"]
+    other = projects.create(dev, name="unrelated")
+    refused = _create(api, dev, other, source_branch="from-fork", target_project_id=upstream.id)
+    assert refused.status_code == 422 and refused.json() == {
+        "message": ["Source project is not a fork of target project"]
+    }
