@@ -163,3 +163,39 @@ def test_fork_to_upstream(api, users, projects, rt, team, tmp_path):
     assert refused.status_code == 422 and refused.json() == {
         "message": ["Source project is not a fork of target project"]
     }
+
+
+def test_head_ref_commits_changes(api, team, rt, tmp_path):
+    project, dev = team.project, team.user("developer")
+    work = WorkingCopy(rt, project, tmp_path / "more")
+    work.git("fetch", "-q", "origin", "feature:feature")
+    work.git("checkout", "-q", "feature")
+    work.commit("second feature commit", {"b.txt": "b\n"})
+    work.push("feature")
+    mr = _create(api, dev, project).json()
+    head = work.git("rev-parse", "HEAD")
+    assert work.git("ls-remote", "origin", "refs/merge-requests/1/head").split()[0] == head
+    commits = api.as_(dev).get(f"/projects/{project.id}/merge_request/{mr['id']}/commits").json()
+    assert [c["title"] for c in commits] == ["second feature commit", "feature work"] and commits[0][
+        "id"
+    ] == head
+    changes = api.as_(dev).get(f"/projects/{project.id}/merge_requests/{mr['id']}/changes").json()
+    assert changes["iid"] == 1
+    assert sorted((c["new_path"], c["new_file"]) for c in changes["changes"]) == [
+        ("a.txt", True),
+        ("b.txt", True),
+    ]
+    assert "+b" in next(c["diff"] for c in changes["changes"] if c["new_path"] == "b.txt")
+
+
+def test_fork_head_is_fetched_into_upstream(api, rt, team, tmp_path):
+    upstream, dev = team.project, team.user("developer")
+    fork = SimpleNamespace(id=api.as_(dev).post(f"/projects/fork/{upstream.id}").json()["id"])
+    work = WorkingCopy(rt, fork, tmp_path / "fork")
+    work.git("fetch", "-q", "origin", "master:upstream-master")
+    work.git("checkout", "-q", "upstream-master")
+    sha = work.commit("fork change", {"f.txt": "f\n"})
+    work.push("HEAD:from-fork")
+    mr = _create(api, dev, fork, source_branch="from-fork", target_project_id=upstream.id).json()
+    commits = api.as_(dev).get(f"/projects/{upstream.id}/merge_requests/{mr['id']}/commits").json()
+    assert [c["id"] for c in commits] == [sha]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from .commits import RepoDiff
 from .common import View, iso
 from .users import UserContact, user_contact
 
@@ -34,6 +35,12 @@ class MergeRequestBase(TypedDict):
 
 class MergeRequest(MergeRequestBase, total=False):
     iid: int
+
+
+class MergeRequestChanges(MergeRequest):
+    """Each change says `too_large` / `collapsed` when the diff limits cut it."""
+
+    changes: list[RepoDiff]
 
 
 def merge_request(mr, view: View, votes: tuple[int, int], with_iid: bool = True) -> MergeRequest:

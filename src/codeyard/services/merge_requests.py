@@ -16,11 +16,11 @@ from ..db.models import ForkLink, MergeRequest, Note, Project, User, is_id, utcn
 from ..db.models.merge_requests import CLOSED, OPENED, REOPENED, UNCHECKED
 from ..db.queries import counted_page
 from ..errors import BadRequest, Conflict, NotFound, RecordNotFound, Unprocessable
-from ..git import repo
+from ..git import diffs, merge_refs, repo
 from ..policies import projects as policy
 from . import access as access_service
 from . import events, webhooks
-from .repository import path_of
+from .repository import path_of, reading
 
 UPVOTE, DOWNVOTE = ":+1:", ":-1:"
 SAME = "You can not use same project/branch for source and target"
@@ -147,6 +147,7 @@ def create(session: Session, rt, actor, source: Project, fields: dict[str, Any])
     mr.iid = _next_iid(session, target)
     session.add(mr)
     session.flush()
+    refresh_head(session, rt, mr)
     _record(session, target, actor, mr, events.CREATED, "open")
     return mr
 
@@ -177,11 +178,32 @@ def update(
         _record(session, project, actor, mr, events.CLOSED, "close")
     elif event == "reopen" and mr.state == CLOSED:
         mr.state = REOPENED
+        refresh_head(session, rt, mr)
         _record(session, project, actor, mr, events.REOPENED, "reopen")
     else:
         _hook(session, project, actor, mr, "update")
     session.flush()
     return mr
+
+
+def refresh_head(session: Session, rt, mr: MergeRequest) -> str | None:
+    """Move the request's head ref in the target repository to its source branch."""
+    source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+    target = session.get(Project, mr.target_project_id)
+    if source is None:
+        return None
+    with reading(target, "Repository"):
+        return merge_refs.keep_head(path_of(rt, target), path_of(rt, source), mr.source_branch, mr.iid)
+
+
+def comparison(rt, project: Project, mr: MergeRequest) -> diffs.Comparison:
+    """Commits and changes of the request: its head since it left the target branch, within the diff limits."""
+    path = path_of(rt, project)
+    with reading(project, "Branch"):
+        head = merge_refs.head_sha(path, mr.iid)
+        if head is None or repo.branch(path, mr.target_branch) is None:
+            return diffs.Comparison(None, [], [])
+        return diffs.compare(path, mr.target_branch, head)
 
 
 def _record(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 
-from ...entities.merge_requests import MergeRequest
+from ...entities.commits import RepoCommit, repo_commit, repo_diff
+from ...entities.merge_requests import MergeRequest, MergeRequestChanges
 from ...entities.merge_requests import merge_request as mr_entity
 from ...policies import projects as policy
 from ...services import merge_requests
@@ -78,6 +79,21 @@ def list_merge_requests(ctx: Ctx) -> paging.Page[MergeRequest]:
 @single("GET", guards=READ, summary="A merge request (by its global id)")
 def get_merge_request(ctx: Ctx) -> MergeRequest:
     return render(ctx, _mr(ctx))
+
+
+@single("GET", "/commits", guards=READ, summary="Commits of the source not on the target, newest first")
+def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
+    found = merge_requests.comparison(ctx.rt, ctx.project, _mr(ctx))
+    return [repo_commit(info) for info in reversed(found.commits)]
+
+
+@single("GET", "/changes", guards=READ, summary="The request with its changes (merge base to source head)")
+def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
+    mr = _mr(ctx)
+    found = merge_requests.comparison(ctx.rt, ctx.project, mr)
+    data = render(ctx, mr)
+    data["changes"] = [repo_diff(change) for change in found.diffs]
+    return data
 
 
 TITLE = Str("title", max_length=255, doc="The title; a [WIP], WIP: or WIP prefix marks work in progress")
