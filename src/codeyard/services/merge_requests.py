@@ -7,21 +7,47 @@ Votes are `:+1:` / `:-1:` comments.
 
 from __future__ import annotations
 
+import logging
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session, joinedload
 
 from ..db.models import ForkLink, MergeRequest, Note, Project, User, is_id, utcnow
-from ..db.models.merge_requests import CLOSED, OPENED, REOPENED, UNCHECKED
+from ..db.models.merge_requests import (
+    CAN_BE_MERGED,
+    CANNOT_BE_MERGED,
+    CLOSED,
+    MERGED,
+    OPENED,
+    REOPENED,
+    UNCHECKED,
+)  # fmt: skip
 from ..db.queries import counted_page
-from ..errors import BadRequest, Conflict, NotFound, RecordNotFound, Unprocessable
+from ..errors import (
+    BadRequest,
+    CodeyardError,
+    Conflict,
+    MethodNotAllowed,
+    NotAcceptable,
+    NotFound,
+    RecordNotFound,
+    Unauthorized,
+    Unprocessable,
+)  # fmt: skip
 from ..git import diffs, merge_refs, repo
+from ..git.refs import HEADS
+from ..policies import branches as branch_policy
 from ..policies import projects as policy
 from . import access as access_service
 from . import events, webhooks
 from .repository import path_of, reading
 
+log = logging.getLogger("codeyard.merge_requests")
+LOCKED = "locked"  # while its merge commit is written (GitLab's transient state)
 UPVOTE, DOWNVOTE = ":+1:", ":-1:"
 SAME = "You can not use same project/branch for source and target"
 NOT_A_FORK = "Source project is not a fork of target project"
@@ -148,6 +174,7 @@ def create(session: Session, rt, actor, source: Project, fields: dict[str, Any])
     session.add(mr)
     session.flush()
     refresh_head(session, rt, mr)
+    check_status(session, rt, mr)
     _record(session, target, actor, mr, events.CREATED, "open")
     return mr
 
@@ -170,6 +197,7 @@ def update(
         source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
         if source is not None:
             _check(session, rt, mr, source, project)
+        check_status(session, rt, mr)
     mr.updated_at = utcnow()
     session.flush()
     event = fields.get("state_event")
@@ -179,6 +207,7 @@ def update(
     elif event == "reopen" and mr.state == CLOSED:
         mr.state = REOPENED
         refresh_head(session, rt, mr)
+        check_status(session, rt, mr)
         _record(session, project, actor, mr, events.REOPENED, "reopen")
     else:
         _hook(session, project, actor, mr, "update")
@@ -243,3 +272,158 @@ def hook_payload(actor, mr: MergeRequest, action: str) -> dict:
             "action": action,
         },
     }
+
+
+def check_status(session: Session, rt, mr: MergeRequest) -> str:
+    """merge_status from a trial merge (in memory) of the request's head into its target branch."""
+    target = session.get(Project, mr.target_project_id)
+    path = path_of(rt, target)
+    with reading(target, "Repository"):
+        mergeable = merge_refs.can_merge(path, mr.target_branch, merge_refs.head_sha(path, mr.iid))
+    mr.merge_status = CAN_BE_MERGED if mergeable else CANNOT_BE_MERGED
+    return mr.merge_status
+
+
+def after_push(session: Session, rt, project: Project, branches: set[str]) -> None:
+    """A post-push step: open requests from a pushed branch move their head ref; every open request
+    from or into a pushed branch has its merge status computed again."""
+    if not branches:
+        return
+    moved = select(MergeRequest).where(
+        MergeRequest.state.in_((OPENED, REOPENED)),
+        or_(
+            and_(MergeRequest.source_project_id == project.id, MergeRequest.source_branch.in_(branches)),
+            and_(MergeRequest.target_project_id == project.id, MergeRequest.target_branch.in_(branches)),
+        ),
+    )
+    for mr in session.scalars(moved):
+        try:
+            if mr.source_project_id == project.id and mr.source_branch in branches:
+                refresh_head(session, rt, mr)
+            check_status(session, rt, mr)
+        except (CodeyardError, subprocess.SubprocessError) as error:
+            log.error("merge request %s: head or status not updated after a push: %s", mr.id, error)
+
+
+# --- accept --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MergePlan:
+    """What the merge needs, as plain values: git works on it after the first transaction ended."""
+
+    mr_id: int
+    previous_state: str
+    path: Path
+    target_branch: str
+    head: str
+    message: str
+    name: str
+    email: str
+    remove_source: bool
+
+
+def default_message(mr: MergeRequest) -> str:
+    return (f"Merge branch '{mr.source_branch}' into '{mr.target_branch}'\n\n{mr.title}\n\n"
+            f"{mr.description or ''}\n\nSee merge request !{mr.iid}")  # fmt: skip
+
+
+def may_merge(session: Session, project: Project, access, mr: MergeRequest) -> bool:
+    """May the caller push to the target branch (protected: master, or developer when allowed)?"""
+    from .branches import protections
+
+    return branch_policy.may_push_to(access, protections(session, project).get(mr.target_branch))
+
+
+def begin_merge(session: Session, rt, project: Project, access, actor, mr: MergeRequest, args: dict) -> MergePlan | None:
+    """The checks of an accept, in GitLab's order (401, 405, 409), then the request is locked.
+    None when the request only waits for its builds (there are none yet: it merges at once)."""
+    if not may_merge(session, project, access, mr):
+        raise Unauthorized()
+    if not mr.open or mr.work_in_progress:
+        raise MethodNotAllowed()
+    path = path_of(rt, project)
+    with reading(project, "Repository"):
+        head = merge_refs.head_sha(path, mr.iid)
+    if args.get("sha") and args["sha"] != head:
+        raise Conflict("SHA does not match HEAD of source branch: " + (head or ""))
+    if head is None or check_status(session, rt, mr) != CAN_BE_MERGED:
+        raise MethodNotAllowed("Branch cannot be merged")
+    plan = MergePlan(
+        mr_id=mr.id, previous_state=mr.state, path=path, target_branch=mr.target_branch, head=head,
+        message=args.get("merge_commit_message") or default_message(mr),
+        name=_clean(actor.name) or actor.username, email=_clean(actor.email) or f"{actor.username}@localhost",
+        remove_source=bool(args.get("should_remove_source_branch")),
+    )  # fmt: skip
+    mr.state = LOCKED
+    session.flush()
+    return plan
+
+
+def _clean(text: str) -> str:
+    from ..git.file_commits import clean_identity
+
+    return clean_identity(text or "")
+
+
+# The target moved twice while merging, or the merge has conflicts after all: 405, nothing written.
+CANNOT_MERGE = (merge_refs.MergeConflict, merge_refs.RefMoved)
+
+
+def write_merge(plan: MergePlan) -> tuple[str, str]:
+    """The merge commit and the target moved to it; a target that moved meanwhile is merged again once."""
+    try:
+        return merge_refs.merge(plan.path, plan.target_branch, plan.head, plan.message, plan.name, plan.email)
+    except merge_refs.RefMoved:
+        return merge_refs.merge(plan.path, plan.target_branch, plan.head, plan.message, plan.name, plan.email)
+
+
+def abandon_merge(session: Session, plan: MergePlan) -> None:
+    mr = session.get(MergeRequest, plan.mr_id)
+    mr.state = plan.previous_state
+    mr.merge_status = CANNOT_BE_MERGED
+    session.flush()
+
+
+def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan, moved: tuple[str, str]) -> MergeRequest:
+    """Record the merge: state merged, `accepted` event, hook, post-push steps of the target branch,
+    and the source branch removed when asked (not when protected or the default)."""
+    from . import pushes
+
+    mr = session.get(MergeRequest, plan.mr_id)
+    old, new = moved
+    mr.state, mr.merge_commit_sha = MERGED, new
+    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
+    session.flush()
+    _record(session, project, actor, mr, events.MERGED, "merge")
+    pushes.post_push(session, rt, project, actor, [pushes.RefUpdate(HEADS + plan.target_branch, old, new)])
+    if plan.remove_source:
+        _remove_source(session, rt, actor, mr)
+    return mr
+
+
+def _remove_source(session: Session, rt, actor, mr: MergeRequest) -> None:
+    from . import branches
+
+    source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+    if source is None:
+        return
+    try:
+        branches.delete(session, rt, source, actor, mr.source_branch)
+    except CodeyardError as refused:  # protected, the default branch, or already gone: kept, as GitLab did
+        log.info("source branch of merge request %s kept: %s", mr.id, refused)
+
+
+# --- merge when build succeeds -------------------------------------------------------------------
+
+
+def cancel_merge_when_build_succeeds(session: Session, project: Project, access, actor, mr: MergeRequest) -> MergeRequest:
+    if not (may_merge(session, project, access, mr) or mr.author_id == actor.id):
+        raise Unauthorized()
+    if not mr.open:
+        raise MethodNotAllowed()
+    if not mr.merge_when_build_succeeds:
+        raise NotAcceptable("Can't cancel the automatic merge")
+    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
+    session.flush()
+    return mr

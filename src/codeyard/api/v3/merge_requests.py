@@ -8,12 +8,13 @@ import functools
 from ...entities.commits import RepoCommit, repo_commit, repo_diff
 from ...entities.merge_requests import MergeRequest, MergeRequestChanges
 from ...entities.merge_requests import merge_request as mr_entity
+from ...errors import MethodNotAllowed
 from ...policies import projects as policy
 from ...services import merge_requests
 from .. import paging
 from ..context import Ctx
 from ..guards import project_guard
-from ..params import Choice, GitText, Id, IntList, Str
+from ..params import Bool, Choice, GitText, Id, IntList, Str
 from ..registry import API
 
 READ = (project_guard(policy.READ_MERGE_REQUEST),)
@@ -138,3 +139,43 @@ def create_merge_request(ctx: Ctx) -> MergeRequest:
 def update_merge_request(ctx: Ctx) -> MergeRequest:
     mr = merge_requests.update(ctx.session, ctx.rt, ctx.actor, ctx.project, _mr(ctx), ctx.args)
     return render(ctx, mr, with_iid=False)
+
+
+@single(
+    "PUT",
+    "/merge",
+    guards=READ,
+    params=(
+        Str("merge_commit_message", max_length=100_000, multiline=True, nullable=True),
+        Bool("should_remove_source_branch"),
+        Bool("merged_when_build_succeeds", aliases=("merge_when_build_succeeds",),
+             doc="Merge when the build succeeds; with no unfinished builds, merge now"),
+        Str("sha", max_length=64, doc="The source head the caller saw (409 when it moved)"),
+    ),
+    summary="Accept a merge request: a merge commit on the target branch",
+)  # fmt: skip
+def accept_merge_request(ctx: Ctx) -> MergeRequest:
+    mr = _mr(ctx)
+    plan = merge_requests.begin_merge(ctx.session, ctx.rt, ctx.project, ctx.access, ctx.actor, mr, ctx.args)
+    ctx.commit()  # the request is locked: git writes the merge outside the write transaction
+    try:
+        moved = merge_requests.write_merge(plan)
+    except merge_requests.CANNOT_MERGE:
+        merge_requests.abandon_merge(ctx.session, plan)
+        ctx.commit()
+        raise MethodNotAllowed("Branch cannot be merged") from None
+    except BaseException:
+        merge_requests.abandon_merge(ctx.session, plan)
+        ctx.commit()
+        raise
+    return render(ctx, merge_requests.finish_merge(ctx.session, ctx.rt, ctx.project, ctx.actor, plan, moved))
+
+
+def cancel_merge_when_build_succeeds(ctx: Ctx) -> MergeRequest:
+    mr = merge_requests.cancel_merge_when_build_succeeds(ctx.session, ctx.project, ctx.access, ctx.actor, _mr(ctx))
+    return render(ctx, mr)
+
+
+for _method in ("PUT", "POST"):
+    single(_method, "/cancel_merge_when_build_succeeds", guards=READ, status=200,
+           summary="Cancel merge when build succeeds (POST too, as GitLab 8 routed it)")(cancel_merge_when_build_succeeds)  # fmt: skip
