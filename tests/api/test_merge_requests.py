@@ -42,7 +42,7 @@ def test_create_get_list(api, rt, team):
     assert created.status_code == 200, created.text
     body = created.json()
     assert set(body) == FIELDS - {"iid"}
-    assert (body["state"], body["merge_status"], body["labels"]) == ("opened", "unchecked", ["a", "b"])
+    assert (body["state"], body["merge_status"], body["labels"]) == ("opened", "can_be_merged", ["a", "b"])
     assert body["project_id"] == body["target_project_id"] == body["source_project_id"] == project.id
     assert body["author"]["username"] == dev.username and set(body["author"]) >= {"id", "email", "created_at"}
     assert body["assignee"]["id"] == team.user("master").id and body["milestone"] is None
