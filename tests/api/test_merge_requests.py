@@ -199,3 +199,19 @@ def test_fork_head_is_fetched_into_upstream(api, rt, team, tmp_path):
     mr = _create(api, dev, fork, source_branch="from-fork", target_project_id=upstream.id).json()
     commits = api.as_(dev).get(f"/projects/{upstream.id}/merge_requests/{mr['id']}/commits").json()
     assert [c["id"] for c in commits] == [sha]
+
+
+def test_deleting_projects(api, rt, team, tmp_path):
+    upstream, dev = team.project, team.user("developer")
+    fork = SimpleNamespace(id=api.as_(dev).post(f"/projects/fork/{upstream.id}").json()["id"])
+    work = WorkingCopy(rt, fork, tmp_path / "fork")
+    work.commit("fork work")
+    work.push("master:from-fork")
+    from_fork = _create(api, dev, fork, source_branch="from-fork", target_project_id=upstream.id).json()
+    assert api.as_(dev).delete(f"/projects/{fork.id}").status_code == 200
+    got = api.as_(dev).get(f"/projects/{upstream.id}/merge_requests/{from_fork['id']}").json()
+    assert (got["state"], got["source_project_id"]) == ("closed", None)
+    _create(api, dev, upstream)
+    assert api.as_(team.user("owner")).delete(f"/projects/{upstream.id}").status_code == 200
+    with rt.db.transaction() as session:
+        assert session.query(MergeRequest).count() == 0

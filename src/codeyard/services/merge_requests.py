@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select
+from sqlalchemy import update as update_rows
 from sqlalchemy.orm import Session, joinedload
 
 from ..db.models import ForkLink, MergeRequest, Note, Project, User, is_id, utcnow
@@ -427,3 +428,13 @@ def cancel_merge_when_build_succeeds(session: Session, project: Project, access,
     mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
     session.flush()
     return mr
+
+
+def close_from(session: Session, project: Project) -> None:
+    """A fork going away closes the open requests it made to its upstream."""
+    session.execute(
+        update_rows(MergeRequest)
+        .where(MergeRequest.source_project_id == project.id, MergeRequest.target_project_id != project.id,
+               MergeRequest.state.in_((OPENED, REOPENED)))
+        .values(state=CLOSED, updated_at=utcnow())
+    )  # fmt: skip
