@@ -215,3 +215,39 @@ def test_deleting_projects(api, rt, team, tmp_path):
     assert api.as_(team.user("owner")).delete(f"/projects/{upstream.id}").status_code == 200
     with rt.db.transaction() as session:
         assert session.query(MergeRequest).count() == 0
+
+
+def test_comments_votes_events_and_hooks(api, rt, team):
+    import json
+
+    from codeyard.db.models import Job, ProjectHook
+
+    project, dev, guest = team.project, team.user("developer"), team.user("guest")
+    with rt.db.transaction() as session:
+        session.add(ProjectHook(project_id=project.id, url="http://example.com/hook", push_events=False,
+                                merge_requests_events=True, note_events=True))  # fmt: skip
+    mr = _create(api, dev, project).json()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    for who, text in ((guest, "Looks good"), (dev, ":+1:"), (guest, ":+1:"), (team.user("reporter"), ":-1:")):
+        posted = api.as_(who).post(path + "/comments", json={"note": text})
+        assert posted.status_code == 201 and posted.json()["note"] == text
+        assert set(posted.json()) == {"note", "author"} and posted.json()["author"]["id"] == who.id
+    assert api.as_(dev).post(path + "/comments", json={}).status_code == 400
+    listed = api.as_(dev).get(path + "/comments", params={"per_page": 3}).json()
+    assert [c["note"] for c in listed] == ["Looks good", ":+1:", ":+1:"]
+    got = api.as_(dev).get(path).json()
+    assert (got["upvotes"], got["downvotes"]) == (2, 1)
+    assert api.as_(dev).get(f"/projects/{project.id}/merge_requests").json()[0]["upvotes"] == 2
+    events = api.as_(dev).get(f"/projects/{project.id}/events").json()
+    assert [e["action_name"] for e in events].count("commented on") == 4
+    api.as_(dev).put(path, json={"state_event": "close"})
+    with rt.db.transaction() as session:
+        bodies = [(job.payload["event"], json.loads(job.payload["body"])) for job in session.query(Job).order_by(Job.id)]
+    assert [event for event, _ in bodies] == ["Merge Request Hook"] + ["Note Hook"] * 4 + ["Merge Request Hook"]
+    opened, note, closed = bodies[0][1], bodies[1][1], bodies[-1][1]
+    assert opened["object_kind"] == "merge_request" and opened["object_attributes"]["action"] == "open"
+    assert opened["object_attributes"]["iid"] == 1 and opened["object_attributes"]["last_commit"]["message"] == "feature work\n"
+    assert opened["object_attributes"]["target"]["path_with_namespace"] == project.path_with_namespace
+    assert closed["object_attributes"]["action"] == "close" and closed["object_attributes"]["state"] == "closed"
+    assert note["object_kind"] == "note" and note["object_attributes"]["note"] == "Looks good"
+    assert note["merge_request"]["id"] == mr["id"] and note["object_attributes"]["noteable_type"] == "MergeRequest"

@@ -69,3 +69,13 @@ def merge_request(mr, view: View, votes: tuple[int, int], with_iid: bool = True)
         merge_status=mr.merge_status,
     )
     return data
+
+
+class Comment(TypedDict):
+    note: str
+    author: UserContact | None
+
+
+def comment(note, view: View) -> Comment:
+    """GitLab 8's MRNote: the text and its author, nothing else."""
+    return {"note": note.note, "author": user_contact(note.author, view) if note.author else None}

@@ -28,6 +28,8 @@ from ..db.models.merge_requests import (
     UNCHECKED,
 )  # fmt: skip
 from ..db.queries import counted_page
+from ..entities import merge_request_hooks as hook_entities
+from ..entities.common import View
 from ..errors import (
     BadRequest,
     CodeyardError,
@@ -176,7 +178,7 @@ def create(session: Session, rt, actor, source: Project, fields: dict[str, Any])
     session.flush()
     refresh_head(session, rt, mr)
     check_status(session, rt, mr)
-    _record(session, target, actor, mr, events.CREATED, "open")
+    _record(session, rt, target, actor, mr, events.CREATED, "open")
     return mr
 
 
@@ -204,14 +206,14 @@ def update(
     event = fields.get("state_event")
     if event == "close" and mr.open:
         mr.state = CLOSED
-        _record(session, project, actor, mr, events.CLOSED, "close")
+        _record(session, rt, project, actor, mr, events.CLOSED, "close")
     elif event == "reopen" and mr.state == CLOSED:
         mr.state = REOPENED
         refresh_head(session, rt, mr)
         check_status(session, rt, mr)
-        _record(session, project, actor, mr, events.REOPENED, "reopen")
+        _record(session, rt, project, actor, mr, events.REOPENED, "reopen")
     else:
-        _hook(session, project, actor, mr, "update")
+        _hook(session, rt, project, actor, mr, "update")
     session.flush()
     return mr
 
@@ -236,43 +238,31 @@ def comparison(rt, project: Project, mr: MergeRequest) -> diffs.Comparison:
         return diffs.compare(path, mr.target_branch, head)
 
 
-def _record(
-    session: Session, project: Project, actor, mr: MergeRequest, action: int, hook_action: str
-) -> None:
-    events.record(
-        session, project, actor.id, action, target_id=mr.id, target_type="MergeRequest", title=mr.title
-    )
-    _hook(session, project, actor, mr, hook_action)
+def _record(session: Session, rt, project: Project, actor, mr: MergeRequest, action: int, hook_action: str) -> None:
+    events.record(session, project, actor.id, action, target_id=mr.id, target_type="MergeRequest", title=mr.title)
+    _hook(session, rt, project, actor, mr, hook_action)
 
 
-def _hook(session: Session, project: Project, actor, mr: MergeRequest, action: str) -> None:
-    webhooks.trigger(session, project.id, "merge_requests_events", hook_payload(actor, mr, action))
+def _view(rt) -> View:
+    return View(rt.config.base_url, rt.presentation.avatars_enabled())
 
 
-def hook_payload(actor, mr: MergeRequest, action: str) -> dict:
-    """The Merge Request Hook body (reference 7.4), without the project and commit details."""
-    return {
-        "object_kind": "merge_request",
-        "user": {"name": actor.name, "username": actor.username},
-        "object_attributes": {
-            "id": mr.id,
-            "iid": mr.iid,
-            "target_branch": mr.target_branch,
-            "source_branch": mr.source_branch,
-            "source_project_id": mr.source_project_id,
-            "target_project_id": mr.target_project_id,
-            "author_id": mr.author_id,
-            "assignee_id": mr.assignee_id,
-            "title": mr.title,
-            "description": mr.description,
-            "state": mr.state,
-            "merge_status": mr.merge_status,
-            "work_in_progress": mr.work_in_progress,
-            "created_at": mr.created_at.isoformat() if mr.created_at else None,
-            "updated_at": mr.updated_at.isoformat() if mr.updated_at else None,
-            "action": action,
-        },
-    }
+def _hook_attributes(session: Session, rt, mr: MergeRequest) -> dict:
+    source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+    target = session.get(Project, mr.target_project_id)
+    last = None
+    with reading(target, "Repository"):
+        path = path_of(rt, target)
+        head = merge_refs.head_sha(path, mr.iid)
+        if head is not None:
+            last = repo.commit(path, head)
+    return hook_entities.merge_request_attributes(_view(rt), mr, source, target, last)
+
+
+def _hook(session: Session, rt, project: Project, actor, mr: MergeRequest, action: str) -> None:
+    attributes = _hook_attributes(session, rt, mr)
+    payload = hook_entities.merge_request_payload(_view(rt), actor, project, mr, attributes, action)
+    webhooks.trigger(session, project.id, "merge_requests_events", payload)
 
 
 def check_status(session: Session, rt, mr: MergeRequest) -> str:
@@ -396,7 +386,7 @@ def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan,
     mr.state, mr.merge_commit_sha = MERGED, new
     mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
     session.flush()
-    _record(session, project, actor, mr, events.MERGED, "merge")
+    _record(session, rt, project, actor, mr, events.MERGED, "merge")
     pushes.post_push(session, rt, project, actor, [pushes.RefUpdate(HEADS + plan.target_branch, old, new)])
     if plan.remove_source:
         _remove_source(session, rt, actor, mr)
@@ -438,3 +428,24 @@ def close_from(session: Session, project: Project) -> None:
                MergeRequest.state.in_((OPENED, REOPENED)))
         .values(state=CLOSED, updated_at=utcnow())
     )  # fmt: skip
+
+
+# --- comments ------------------------------------------------------------------------------------
+
+
+def comments(session: Session, mr: MergeRequest, offset: int, limit: int) -> tuple[int, list[Note]]:
+    """The request's comments, oldest first."""
+    query = select(Note).where(Note.merge_request_id == mr.id).options(joinedload(Note.author))
+    return counted_page(session, query, offset, limit, Note.id.asc())
+
+
+def comment(session: Session, rt, project: Project, actor, mr: MergeRequest, text: str) -> Note:
+    """Add a comment (`:+1:` / `:-1:` count as votes): a `commented on` event and a Note Hook."""
+    note = Note(project_id=project.id, merge_request_id=mr.id, author_id=actor.id, note=text)
+    session.add(note)
+    session.flush()
+    events.record(session, project, actor.id, events.COMMENTED, target_id=note.id, target_type="Note", title=mr.title)
+    attributes = _hook_attributes(session, rt, mr)
+    payload = hook_entities.note_payload(_view(rt), actor, project, mr, attributes, note)
+    webhooks.trigger(session, project.id, "note_events", payload)
+    return note

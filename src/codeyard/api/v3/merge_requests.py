@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 
 from ...entities.commits import RepoCommit, repo_commit, repo_diff
-from ...entities.merge_requests import MergeRequest, MergeRequestChanges
+from ...entities.merge_requests import Comment, MergeRequest, MergeRequestChanges
+from ...entities.merge_requests import comment as comment_entity
 from ...entities.merge_requests import merge_request as mr_entity
 from ...errors import MethodNotAllowed
 from ...policies import projects as policy
@@ -179,3 +180,18 @@ def cancel_merge_when_build_succeeds(ctx: Ctx) -> MergeRequest:
 for _method in ("PUT", "POST"):
     single(_method, "/cancel_merge_when_build_succeeds", guards=READ, status=200,
            summary="Cancel merge when build succeeds (POST too, as GitLab 8 routed it)")(cancel_merge_when_build_succeeds)  # fmt: skip
+
+
+@single("GET", "/comments", guards=READ, paginated=True, summary="Comments on a merge request, oldest first")
+def list_comments(ctx: Ctx) -> paging.Page[Comment]:
+    window = paging.window(ctx)
+    total, found = merge_requests.comments(ctx.session, _mr(ctx), window.offset, window.limit)
+    return paging.Page([comment_entity(note, ctx.view) for note in found], total, window)
+
+
+@single("POST", "/comments", guards=(project_guard(policy.CREATE_NOTE),),
+        params=(Str("note", required=True, max_length=1_000_000, multiline=True),),
+        summary="Comment on a merge request; :+1: and :-1: count as votes")  # fmt: skip
+def add_comment(ctx: Ctx) -> Comment:
+    note = merge_requests.comment(ctx.session, ctx.rt, ctx.project, ctx.actor, _mr(ctx), ctx.args["note"])
+    return comment_entity(note, ctx.view)
