@@ -71,11 +71,13 @@ _HEADER_LINES = ("diff --git ", "index ", "old mode ", "new mode ", "new file mo
 def _without_headers(patch: str) -> str:
     """Like GitLab, the patch without its `diff --git`/`index`/mode lines: from `---` on, or the
     `Binary files ... differ` line, or nothing for a pure rename or mode change."""
-    lines = patch.splitlines(keepends=True)
-    skip = 0
-    while skip < len(lines) and lines[skip].startswith(_HEADER_LINES):
-        skip += 1
-    return "".join(lines[skip:])
+    start = 0
+    while patch.startswith(_HEADER_LINES, start):
+        end = patch.find("\n", start)
+        if end < 0:
+            return ""
+        start = end + 1
+    return patch[start:]
 
 
 def _blob_size(odb: pygit2.Odb, file: pygit2.DiffFile) -> int:
