@@ -251,3 +251,15 @@ def test_comments_votes_events_and_hooks(api, rt, team):
     assert closed["object_attributes"]["action"] == "close" and closed["object_attributes"]["state"] == "closed"
     assert note["object_kind"] == "note" and note["object_attributes"]["note"] == "Looks good"
     assert note["merge_request"]["id"] == mr["id"] and note["object_attributes"]["noteable_type"] == "MergeRequest"
+
+
+def test_changing_the_target_branch(api, team, tmp_path, rt):
+    project, dev = team.project, team.user("developer")
+    mr = _create(api, dev, project).json()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    moved = api.as_(dev).put(path, json={"target_branch": "elsewhere"})
+    assert moved.status_code == 200 and moved.json()["merge_status"] == "cannot_be_merged"
+    same = api.as_(dev).put(path, json={"target_branch": "feature"})
+    assert same.status_code == 422
+    back = api.as_(dev).put(path, json={"target_branch": "master"})
+    assert back.json()["merge_status"] == "can_be_merged" and back.json()["target_branch"] == "master"

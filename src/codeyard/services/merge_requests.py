@@ -275,9 +275,10 @@ def check_status(session: Session, rt, mr: MergeRequest) -> str:
     return mr.merge_status
 
 
-def after_push(session: Session, rt, project: Project, branches: set[str]) -> None:
-    """A post-push step: open requests from a pushed branch move their head ref; every open request
-    from or into a pushed branch has its merge status computed again."""
+def after_push(session: Session, rt, project: Project, user, branches: set[str]) -> None:
+    """A post-push step: open requests from a pushed branch move their head ref (and fire an
+    `update` Merge Request Hook); every open request from or into a pushed branch has its merge
+    status computed again."""
     if not branches:
         return
     moved = select(MergeRequest).where(
@@ -289,9 +290,12 @@ def after_push(session: Session, rt, project: Project, branches: set[str]) -> No
     )
     for mr in session.scalars(moved):
         try:
-            if mr.source_project_id == project.id and mr.source_branch in branches:
+            from_source = mr.source_project_id == project.id and mr.source_branch in branches
+            if from_source:
                 refresh_head(session, rt, mr)
             check_status(session, rt, mr)
+            if from_source:
+                _hook(session, rt, session.get(Project, mr.target_project_id), user, mr, "update")
         except (CodeyardError, subprocess.SubprocessError) as error:
             log.error("merge request %s: head or status not updated after a push: %s", mr.id, error)
 

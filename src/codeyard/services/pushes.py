@@ -88,7 +88,7 @@ def call_hooks(session: Session, rt, push: Push) -> None:
 
 
 def merge_request_heads(session: Session, rt, push: Push) -> None:
-    merge_requests.after_push(session, rt, push.project, {u.branch for u in push.updates if u.branch})
+    merge_requests.after_push(session, rt, push.project, push.user, {u.branch for u in push.updates if u.branch})
 
 
 STEPS = (default_branch_step, describe, record_events, call_hooks, merge_request_heads)
