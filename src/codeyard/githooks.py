@@ -21,7 +21,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from .git.refs import HEADS, TAGS, ZERO_SHA, is_branch_name, is_ref_name, is_tag_name
+from .git.refs import HEADS, MERGE_REQUESTS, TAGS, ZERO_SHA, is_branch_name, is_ref_name, is_tag_name
 from .policies.branches import refusal
 from .policies.projects import Access
 
@@ -47,6 +47,9 @@ def check(lines: list[str], rules: dict) -> list[str]:
     reasons = []
     for line in lines:
         old, new, ref = line.split()
+        if ref.startswith(MERGE_REQUESTS):  # the server keeps them; a pushed one would change what is merged
+            reasons.append(f"You are not allowed to change merge request refs ({ref})")
+            continue
         if new != ZERO_SHA and not acceptable_ref(ref):
             reasons.append(f"The ref name is invalid: {ref}")
             continue

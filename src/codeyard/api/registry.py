@@ -17,6 +17,7 @@ def all_routes() -> list[Route]:
         groups,
         hooks,
         members,
+        merge_requests,
         meta,
         namespaces,
         projects,

@@ -71,11 +71,13 @@ _HEADER_LINES = ("diff --git ", "index ", "old mode ", "new mode ", "new file mo
 def _without_headers(patch: str) -> str:
     """Like GitLab, the patch without its `diff --git`/`index`/mode lines: from `---` on, or the
     `Binary files ... differ` line, or nothing for a pure rename or mode change."""
-    lines = patch.splitlines(keepends=True)
-    skip = 0
-    while skip < len(lines) and lines[skip].startswith(_HEADER_LINES):
-        skip += 1
-    return "".join(lines[skip:])
+    start = 0
+    while patch.startswith(_HEADER_LINES, start):
+        end = patch.find("\n", start)
+        if end < 0:
+            return ""
+        start = end + 1
+    return patch[start:]
 
 
 def _blob_size(odb: pygit2.Odb, file: pygit2.DiffFile) -> int:
@@ -120,8 +122,20 @@ class _Budget:
         self.bytes -= len(text)
 
 
-def _sizes(odb: pygit2.Odb, delta: pygit2.DiffDelta) -> int:
-    return max(_blob_size(odb, delta.old_file), _blob_size(odb, delta.new_file))
+class _Sizes:
+    """Blob sizes from object headers, each blob asked once."""
+
+    def __init__(self, odb: pygit2.Odb):
+        self.odb, self.known = odb, {}
+
+    def of(self, delta: pygit2.DiffDelta) -> int:
+        return max(self._blob(delta.old_file), self._blob(delta.new_file))
+
+    def _blob(self, file: pygit2.DiffFile) -> int:
+        key = file.id.raw
+        if key not in self.known:
+            self.known[key] = _blob_size(self.odb, file)
+        return self.known[key]
 
 
 def _patch_within(diff: pygit2.Diff, index: int, max_bytes: int) -> str | None:
@@ -130,25 +144,53 @@ def _patch_within(diff: pygit2.Diff, index: int, max_bytes: int) -> str | None:
     whole = diff[index].text or ""
     if len(whole) > max_bytes:
         return None
-    text = _without_headers(whole)
-    return text if len(text.encode()) <= max_bytes else None
+    return _within(_without_headers(whole), max_bytes)
+
+
+def _within(text: str, max_bytes: int) -> str | None:
+    return text if len(text) <= max_bytes and len(text.encode()) <= max_bytes else None
+
+
+def _all_patches(diff: pygit2.Diff) -> list[str] | None:
+    """Every file's patch from one render of the whole diff (one call instead of a Python object
+    per file), split where a line starts a file's header; None when that does not give one patch
+    per file (then each is rendered alone)."""
+    whole = diff.patch or ""
+    if not whole.startswith("diff --git "):
+        return None
+    parts = whole.split("\ndiff --git ")
+    if len(parts) != len(diff):
+        return None
+    if len(parts) == 1:
+        return [whole]
+    # Each split took the newline before the next header from the part before it; the last keeps the end.
+    return [parts[0] + "\n", *("diff --git " + part + "\n" for part in parts[1:-1]), "diff --git " + parts[-1]]
 
 
 def file_diffs(repository: pygit2.Repository, diff: pygit2.Diff, limits: DiffLimits | None = None) -> list[FileDiff]:
     """The files of DIFF within LIMITS (default `LIMITS`), in git's order."""
     limits = limits or LIMITS
-    odb = repository.odb
+    sizes = _Sizes(repository.odb)
     small = len(diff) <= limits.rename_max_files
-    if small and sum(_sizes(odb, delta) for delta in diff.deltas) <= limits.rename_max_bytes:
+    total = sum(sizes.of(delta) for delta in diff.deltas) if small else None
+    if small and total <= limits.rename_max_bytes:
         diff.find_similar()
+    # A diff whose blobs are each within max_blob_bytes and together within max_bytes is rendered
+    # whole at once (what the files one by one would render, about): one call instead of one per file.
+    at_once = small and total <= limits.max_bytes and len(diff) <= limits.max_listed
+    at_once = at_once and all(sizes.of(delta) <= limits.max_blob_bytes for delta in diff.deltas)
+    patches = _all_patches(diff) if at_once else None
     budget, found = _Budget(limits), []
     for index, delta in enumerate(islice(diff.deltas, limits.max_listed)):
         if budget.spent:
             found.append(_entry(delta, collapsed=True))
-        elif _sizes(odb, delta) > limits.max_blob_bytes:
+        elif sizes.of(delta) > limits.max_blob_bytes:
             found.append(_entry(delta, too_large=True))
         else:
-            text = _patch_within(diff, index, limits.max_patch_bytes)
+            if patches is not None:
+                text = _within(_without_headers(patches[index]), limits.max_patch_bytes)
+            else:
+                text = _patch_within(diff, index, limits.max_patch_bytes)
             if text is None:
                 found.append(_entry(delta, too_large=True))
             else:

@@ -6,6 +6,7 @@ No imports: policies and models read these too, without loading pygit2.
 
 HEADS = "refs/heads/"
 TAGS = "refs/tags/"
+MERGE_REQUESTS = "refs/merge-requests/"  # heads of merge requests: written by the server only
 ZERO_SHA = "0" * 40  # the "before" of a created ref, the "after" of a deleted one
 INITIAL_BRANCH = "master"  # what the HEAD of a new repository names
 

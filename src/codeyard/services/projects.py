@@ -39,7 +39,7 @@ from ..git import repo, storage
 from ..git.refs import is_branch_name
 from ..policies import projects as policy
 from . import access as access_service
-from . import events
+from . import events, merge_requests
 from . import settings as settings_service
 from .credentials import TOKEN_ALPHABET, digest
 from .naming import format_errors
@@ -342,6 +342,7 @@ def delete(session: Session, rt, actor, project: Project) -> None:
     )
     repository = storage.repository_path(rt.config.repositories_dir, project.id)
     uploads, project_id = rt.config.uploads_dir / str(project.id), project.id
+    merge_requests.close_from(session, project)  # its own requests go with it (cascade)
     session.delete(project)
     session.flush()
     on_commit(session, lambda: storage.remove(repository))

@@ -11,7 +11,9 @@ as CI, adds its step there, not by registering itself when imported):
    and the repository HEAD; the instance's `default_branch_protection` then protects it;
 2. GitLab's push (or tag push) payload is built for each ref;
 3. one `pushed new` / `pushed to` / `deleted` event per ref, with that payload as data;
-4. one webhook delivery per hook whose flag is on, enqueued as a job in this transaction.
+4. one webhook delivery per hook whose flag is on, enqueued as a job in this transaction;
+5. open merge requests from a pushed branch move their head ref; those from or into a pushed
+   branch have their merge status computed again (a trial merge in memory).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..entities import pushes as entities
 from ..entities.common import View
 from ..git import repo, storage
 from ..git.refs import HEADS, TAGS, ZERO_SHA
-from . import events, webhooks
+from . import events, merge_requests, webhooks
 from . import settings as settings_service
 
 MAX_COMMITS = 20
@@ -85,7 +87,11 @@ def call_hooks(session: Session, rt, push: Push) -> None:
     webhooks.trigger_all(session, push.project.id, fired)
 
 
-STEPS = (default_branch_step, describe, record_events, call_hooks)
+def merge_request_heads(session: Session, rt, push: Push) -> None:
+    merge_requests.after_push(session, rt, push.project, push.user, {u.branch for u in push.updates if u.branch})
+
+
+STEPS = (default_branch_step, describe, record_events, call_hooks, merge_request_heads)
 
 
 def adopt_default_branch(session: Session, rt, project: Project, path, updates: list[RefUpdate]) -> None:

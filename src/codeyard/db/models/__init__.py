@@ -2,6 +2,7 @@
 
 from .base import MAX_INTEGER, MIN_INTEGER, Base, is_id, parse_id, utcnow
 from .jobs import FAILED, PENDING, RUNNING, HookDelivery, Job
+from .merge_requests import MergeRequest, Note
 from .projects import (
     DEVELOPER,
     GUEST,
@@ -27,6 +28,6 @@ from .users import Namespace, PasswordFailure, Token, Tombstone, User
 __all__ = [
     "DEVELOPER", "FAILED", "GUEST", "INTERNAL", "MASTER", "MAX_INTEGER", "MIN_INTEGER", "OWNER", "PENDING", "PRIVATE",
     "PUBLIC", "REPORTER", "RUNNING", "ApplicationSetting", "Base", "Event", "ForkLink", "GroupMember", "HookDelivery",
-    "Job", "Namespace", "PasswordFailure", "Project", "ProjectHook", "ProjectMember", "ProtectedBranch", "Star", "Token",
+    "Job", "MergeRequest", "Namespace", "Note", "PasswordFailure", "Project", "ProjectHook", "ProjectMember", "ProtectedBranch", "Star", "Token",
     "Tombstone", "Upload", "User", "is_id", "parse_id", "utcnow",
 ]  # fmt: skip

@@ -1,0 +1,197 @@
+"""Merge requests (`/projects/:id/merge_requests`, reference section 10). Single requests answer on
+both `merge_request/:merge_request_id` (GitLab 8.0-8.4, the spec) and `merge_requests/...` (8.5+)."""
+
+from __future__ import annotations
+
+import functools
+
+from ...entities.commits import RepoCommit, repo_commit, repo_diff
+from ...entities.merge_requests import Comment, MergeRequest, MergeRequestChanges
+from ...entities.merge_requests import comment as comment_entity
+from ...entities.merge_requests import merge_request as mr_entity
+from ...errors import MethodNotAllowed
+from ...policies import projects as policy
+from ...services import merge_requests
+from .. import paging
+from ..context import Ctx
+from ..guards import project_guard
+from ..params import Bool, Choice, GitText, Id, IntList, Str
+from ..registry import API
+
+READ = (project_guard(policy.READ_MERGE_REQUEST),)
+CREATE = (project_guard(policy.CREATE_MERGE_REQUEST),)
+UPDATE = (project_guard(policy.UPDATE_MERGE_REQUEST),)
+LIST = "/projects/:id/merge_requests"
+SINGLE_FORMS = (
+    "/projects/:id/merge_requests/:merge_request_id",
+    "/projects/:id/merge_request/:merge_request_id",
+)
+
+
+def single(method: str, suffix: str = "", **options):
+    """Register the handler under both path forms (the singular one with its own operation name)."""
+
+    def register(handler):
+        plural, singular = SINGLE_FORMS
+        API.add(method, plural + suffix, handler, **options)
+
+        @functools.wraps(handler)
+        def twin(ctx: Ctx):
+            return handler(ctx)
+
+        twin.__name__ = twin.__qualname__ = handler.__name__ + "_singular_path"
+        API.add(method, singular + suffix, twin, **options)
+        return handler
+
+    return register
+
+
+def render(ctx: Ctx, mr, with_iid: bool = True) -> MergeRequest:
+    votes = merge_requests.votes(ctx.session, [mr.id])[mr.id]
+    return mr_entity(mr, ctx.view, votes, with_iid)
+
+
+def _mr(ctx: Ctx):
+    return merge_requests.find(ctx.session, ctx.project, ctx.path_int("merge_request_id"))
+
+
+@API.get(
+    LIST,
+    guards=READ,
+    paginated=True,
+    params=(
+        Choice("state", ("all", "opened", "closed", "merged"), doc="Default all"),
+        IntList("iid", doc="Only the requests with these iids"),
+        Choice("order_by", ("created_at", "updated_at"), doc="Default created_at"),
+        Choice("sort", ("asc", "desc"), doc="Default desc"),
+    ),
+    summary="Merge requests of a project (its target)",
+)
+def list_merge_requests(ctx: Ctx) -> paging.Page[MergeRequest]:
+    window = paging.window(ctx)
+    total, found = merge_requests.page(
+        ctx.session, ctx.project, state=ctx.args.get("state"), iids=ctx.args.get("iid") or [],
+        order_by=ctx.args.get("order_by", "created_at"), sort=ctx.args.get("sort", "desc"),
+        offset=window.offset, limit=window.limit,
+    )  # fmt: skip
+    votes = merge_requests.votes(ctx.session, [mr.id for mr in found])
+    return paging.Page([mr_entity(mr, ctx.view, votes[mr.id]) for mr in found], total, window)
+
+
+@single("GET", guards=READ, summary="A merge request (by its global id)")
+def get_merge_request(ctx: Ctx) -> MergeRequest:
+    return render(ctx, _mr(ctx))
+
+
+@single("GET", "/commits", guards=READ, summary="Commits of the source not on the target, newest first")
+def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
+    found = merge_requests.comparison(ctx.rt, ctx.project, _mr(ctx))
+    return [repo_commit(info) for info in reversed(found.commits)]
+
+
+@single("GET", "/changes", guards=READ, summary="The request with its changes (merge base to source head)")
+def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
+    mr = _mr(ctx)
+    found = merge_requests.comparison(ctx.rt, ctx.project, mr)
+    data = render(ctx, mr)
+    data["changes"] = [repo_diff(change) for change in found.diffs]
+    return data
+
+
+TITLE = Str("title", max_length=255, doc="The title; a [WIP], WIP: or WIP prefix marks work in progress")
+DESCRIPTION = Str("description", max_length=1_000_000, multiline=True, nullable=True)
+LABELS = Str("labels", max_length=10_000, nullable=True, doc="A comma-separated list")
+
+
+@API.post(
+    LIST,
+    guards=CREATE,
+    params=(
+        GitText("source_branch", required=True, max_length=255),
+        GitText("target_branch", required=True, max_length=255),
+        TITLE.as_required(),
+        Id("assignee_id", nullable=True),
+        DESCRIPTION,
+        Id("target_project_id", doc="The upstream of this fork; default this project"),
+        LABELS,
+    ),
+    status=200,
+    summary="Create a merge request (:id is the source project); 200 (reference DECISIONS row 1)",
+)
+def create_merge_request(ctx: Ctx) -> MergeRequest:
+    mr = merge_requests.create(ctx.session, ctx.rt, ctx.actor, ctx.project, ctx.args)
+    return render(ctx, mr, with_iid=False)
+
+
+@single(
+    "PUT",
+    guards=UPDATE,
+    params=(
+        GitText("target_branch", max_length=255),
+        GitText("source_branch", doc="Refused: the source branch cannot change"),
+        Id("assignee_id", nullable=True),
+        TITLE,
+        DESCRIPTION,
+        Choice("state_event", ("close", "reopen", "merge")),
+        LABELS,
+    ),
+    summary="Update a merge request; state_event close or reopen",
+)
+def update_merge_request(ctx: Ctx) -> MergeRequest:
+    mr = merge_requests.update(ctx.session, ctx.rt, ctx.actor, ctx.project, _mr(ctx), ctx.args)
+    return render(ctx, mr, with_iid=False)
+
+
+@single(
+    "PUT",
+    "/merge",
+    guards=READ,
+    params=(
+        Str("merge_commit_message", max_length=100_000, multiline=True, nullable=True),
+        Bool("should_remove_source_branch"),
+        Bool("merged_when_build_succeeds", aliases=("merge_when_build_succeeds",),
+             doc="Merge when the build succeeds; with no unfinished builds, merge now"),
+        Str("sha", max_length=64, doc="The source head the caller saw (409 when it moved)"),
+    ),
+    summary="Accept a merge request: a merge commit on the target branch",
+)  # fmt: skip
+def accept_merge_request(ctx: Ctx) -> MergeRequest:
+    mr = _mr(ctx)
+    plan = merge_requests.begin_merge(ctx.session, ctx.rt, ctx.project, ctx.access, ctx.actor, mr, ctx.args)
+    ctx.commit()  # the request is locked: git writes the merge outside the write transaction
+    try:
+        moved = merge_requests.write_merge(plan)
+    except merge_requests.CANNOT_MERGE:
+        merge_requests.abandon_merge(ctx.session, plan)
+        ctx.commit()
+        raise MethodNotAllowed("Branch cannot be merged") from None
+    except BaseException:
+        merge_requests.abandon_merge(ctx.session, plan)
+        ctx.commit()
+        raise
+    return render(ctx, merge_requests.finish_merge(ctx.session, ctx.rt, ctx.project, ctx.actor, plan, moved))
+
+
+def cancel_merge_when_build_succeeds(ctx: Ctx) -> MergeRequest:
+    mr = merge_requests.cancel_merge_when_build_succeeds(ctx.session, ctx.project, ctx.access, ctx.actor, _mr(ctx))
+    return render(ctx, mr)
+
+
+for _method in ("PUT", "POST"):
+    single(_method, "/cancel_merge_when_build_succeeds", guards=READ, status=200,
+           summary="Cancel merge when build succeeds (POST too, as GitLab 8 routed it)")(cancel_merge_when_build_succeeds)  # fmt: skip
+
+
+@single("GET", "/comments", guards=READ, paginated=True, summary="Comments on a merge request, oldest first")
+def list_comments(ctx: Ctx) -> paging.Page[Comment]:
+    window = paging.window(ctx)
+    total, found = merge_requests.comments(ctx.session, _mr(ctx), window.offset, window.limit)
+    return paging.Page([comment_entity(note, ctx.view) for note in found], total, window)
+
+
+@single("POST", "/comments", guards=(project_guard(policy.CREATE_NOTE),),
+        params=(Str("note", required=True, max_length=1_000_000, multiline=True),),
+        summary="Comment on a merge request; :+1: and :-1: count as votes")  # fmt: skip
+def add_comment(ctx: Ctx) -> Comment:
+    note = merge_requests.comment(ctx.session, ctx.rt, ctx.project, ctx.actor, _mr(ctx), ctx.args["note"])
+    return comment_entity(note, ctx.view)

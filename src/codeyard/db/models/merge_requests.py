@@ -1,0 +1,80 @@
+"""Merge requests and their comments (notes)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from .base import Base, JsonList, UtcDateTime, utcnow
+from .users import NO_ID_REUSE, User
+
+OPENED, REOPENED, CLOSED, MERGED = "opened", "reopened", "closed", "merged"
+UNCHECKED, CAN_BE_MERGED, CANNOT_BE_MERGED = "unchecked", "can_be_merged", "cannot_be_merged"
+# A title starting with [WIP], WIP: or "WIP " marks work in progress (GitLab 8).
+WIP = re.compile(r"\A\s*(\[WIP\]|WIP:|WIP\s)", re.IGNORECASE)
+
+
+class MergeRequest(Base):
+    """`id` is global (used in paths), `iid` counts within the target project."""
+
+    __tablename__ = "merge_requests"
+    __table_args__ = (
+        UniqueConstraint("target_project_id", "iid"),
+        Index("ix_merge_requests_source", "source_project_id", "source_branch"),
+        NO_ID_REUSE,
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    iid: Mapped[int] = mapped_column(Integer)
+    target_project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    # A fork's requests stay in the upstream when the fork goes (they are closed first).
+    source_project_id: Mapped[int | None] = mapped_column(ForeignKey("projects.id", ondelete="SET NULL"))
+    source_branch: Mapped[str] = mapped_column(String(255))
+    target_branch: Mapped[str] = mapped_column(String(255))
+    title: Mapped[str] = mapped_column(String(255))
+    description: Mapped[str | None] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16), default=OPENED)
+    author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), index=True)
+    assignee_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), index=True)
+    labels: Mapped[list] = mapped_column(JsonList, default=list)
+    merge_when_build_succeeds: Mapped[bool] = mapped_column(Boolean, default=False)
+    merge_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    merge_params: Mapped[dict | None] = mapped_column(JSON)
+    merge_status: Mapped[str] = mapped_column(String(32), default=UNCHECKED)
+    merge_commit_sha: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
+
+    author: Mapped[User | None] = relationship(foreign_keys=[author_id])
+    assignee: Mapped[User | None] = relationship(foreign_keys=[assignee_id])
+
+    @property
+    def open(self) -> bool:
+        return self.state in (OPENED, REOPENED)
+
+    @property
+    def work_in_progress(self) -> bool:
+        return WIP.match(self.title or "") is not None
+
+
+Index("ix_merge_requests_target_created", MergeRequest.target_project_id, MergeRequest.created_at)
+
+
+class Note(Base):
+    """A comment on a merge request."""
+
+    __tablename__ = "notes"
+    __table_args__ = (Index("ix_notes_merge_request_id_id", "merge_request_id", "id"), NO_ID_REUSE)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    merge_request_id: Mapped[int] = mapped_column(ForeignKey("merge_requests.id", ondelete="CASCADE"))
+    author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    note: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
+
+    author: Mapped[User | None] = relationship()

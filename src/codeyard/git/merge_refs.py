@@ -1,0 +1,88 @@
+"""`refs/merge-requests/<iid>/head`: a merge request's source head kept in the target repository
+(as GitLab does), so the target alone can diff, trial-merge and merge it, and clients can fetch it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pygit2
+
+from .refs import HEADS, is_branch_name
+from .repo import open_repository
+
+
+def head_ref(iid: int) -> str:
+    return f"refs/merge-requests/{iid}/head"
+
+
+def head_sha(target: Path, iid: int) -> str | None:
+    ref = open_repository(target).references.get(head_ref(iid))
+    return str(ref.peel(pygit2.Commit).id) if ref is not None else None
+
+
+def keep_head(target: Path, source: Path, branch: str, iid: int) -> str | None:
+    """Point TARGET's head ref of request IID at SOURCE's BRANCH (fetched from SOURCE when it is
+    another repository); the SHA, or None when the branch does not exist."""
+    if not is_branch_name(branch):
+        return None
+    ref = open_repository(source).references.get(HEADS + branch)
+    if ref is None:
+        return None
+    sha = str(ref.peel(pygit2.Commit).id)
+    if Path(source) != Path(target):
+        command = ["git", "--git-dir", str(target), "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+                   str(source), f"+{HEADS}{branch}:{head_ref(iid)}"]  # fmt: skip
+        subprocess.run(command, check=True, capture_output=True, timeout=600)
+        return head_sha(target, iid)
+    open_repository(target).references.create(head_ref(iid), pygit2.Oid(hex=sha), force=True)
+    return sha
+
+
+class MergeConflict(Exception):
+    """The source does not merge cleanly into the target (or a branch is missing)."""
+
+
+class RefMoved(Exception):
+    """The target branch moved while the merge commit was written."""
+
+
+def _sides(path: Path, target_branch: str, head: str) -> tuple[pygit2.Repository, pygit2.Commit, pygit2.Commit]:
+    repository = open_repository(path)
+    ref = repository.references.get(HEADS + target_branch) if is_branch_name(target_branch) else None
+    if ref is None:
+        raise MergeConflict(target_branch)
+    try:
+        source = repository[pygit2.Oid(hex=head)].peel(pygit2.Commit)
+    except (KeyError, ValueError) as error:
+        raise MergeConflict(head) from error
+    return repository, ref.peel(pygit2.Commit), source
+
+
+def can_merge(path: Path, target_branch: str, head: str | None) -> bool:
+    """Does HEAD merge into TARGET_BRANCH without conflicts? A trial merge in memory; nothing is written."""
+    if head is None:
+        return False
+    try:
+        repository, target, source = _sides(path, target_branch, head)
+    except MergeConflict:
+        return False
+    return repository.merge_commits(target, source).conflicts is None
+
+
+def merge(path: Path, target_branch: str, head: str, message: str, name: str, email: str) -> tuple[str, str]:
+    """Write the merge commit of HEAD into TARGET_BRANCH (two parents, NAME <EMAIL> its author and
+    committer) and move the branch to it by compare-and-swap; (old SHA, new SHA)."""
+    repository, target, source = _sides(path, target_branch, head)
+    index = repository.merge_commits(target, source)
+    if index.conflicts is not None:
+        raise MergeConflict(target_branch)
+    signature = pygit2.Signature(name, email)
+    tree = index.write_tree(repository)
+    new = str(repository.create_commit(None, signature, signature, message, tree, [target.id, source.id]))
+    old = str(target.id)
+    moved = subprocess.run(["git", "--git-dir", str(path), "update-ref", "--stdin", "-z"],
+                           input=f"update {HEADS + target_branch}\0{new}\0{old}\0".encode(), capture_output=True)  # fmt: skip
+    if moved.returncode != 0:
+        raise RefMoved(target_branch)
+    return old, new

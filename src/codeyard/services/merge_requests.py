@@ -1,0 +1,455 @@
+"""Merge requests: create, list, get, update, close and reopen (reference section 10).
+
+`:id` of create is the source project; the request belongs to its target project (`project_id`),
+which numbers its requests (`iid`). A request from a fork targets the fork's upstream only.
+Votes are `:+1:` / `:-1:` comments.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy import update as update_rows
+from sqlalchemy.orm import Session, joinedload
+
+from ..db.models import ForkLink, MergeRequest, Note, Project, User, is_id, utcnow
+from ..db.models.merge_requests import (
+    CAN_BE_MERGED,
+    CANNOT_BE_MERGED,
+    CLOSED,
+    MERGED,
+    OPENED,
+    REOPENED,
+    UNCHECKED,
+)  # fmt: skip
+from ..db.queries import counted_page
+from ..entities import merge_request_hooks as hook_entities
+from ..entities.common import View
+from ..errors import (
+    BadRequest,
+    CodeyardError,
+    Conflict,
+    MethodNotAllowed,
+    NotAcceptable,
+    NotFound,
+    RecordNotFound,
+    Unauthorized,
+    Unprocessable,
+)  # fmt: skip
+from ..git import diffs, merge_refs, repo
+from ..git.refs import HEADS
+from ..policies import branches as branch_policy
+from ..policies import projects as policy
+from . import access as access_service
+from . import events, webhooks
+from .repository import path_of, reading
+
+log = logging.getLogger("codeyard.merge_requests")
+LOCKED = "locked"  # while its merge commit is written (GitLab's transient state)
+UPVOTE, DOWNVOTE = ":+1:", ":-1:"
+SAME = "You can not use same project/branch for source and target"
+NOT_A_FORK = "Source project is not a fork of target project"
+
+
+def parse_labels(text: str | None) -> list[str]:
+    """A comma list as sorted unique titles."""
+    return sorted({label.strip() for label in (text or "").split(",") if label.strip()})
+
+
+def find(session: Session, project: Project, mr_id: int) -> MergeRequest:
+    """PROJECT's request MR_ID (the global id); 404 `404 Not found` otherwise."""
+    mr = session.get(MergeRequest, mr_id) if is_id(mr_id) else None
+    if mr is None or mr.target_project_id != project.id:
+        raise RecordNotFound()
+    return mr
+
+
+def page(session: Session, project: Project, *, state: str | None, iids: list[int], order_by: str, sort: str,
+         offset: int, limit: int) -> tuple[int, list[MergeRequest]]:  # fmt: skip
+    query = select(MergeRequest).where(MergeRequest.target_project_id == project.id)
+    if state == OPENED:
+        query = query.where(MergeRequest.state.in_((OPENED, REOPENED)))
+    elif state in (CLOSED, "merged"):
+        query = query.where(MergeRequest.state == state)
+    if iids:
+        query = query.where(MergeRequest.iid.in_(iids))
+    column = MergeRequest.updated_at if order_by == "updated_at" else MergeRequest.created_at
+    order = (
+        (column.asc(), MergeRequest.id.asc()) if sort == "asc" else (column.desc(), MergeRequest.id.desc())
+    )
+    query = query.options(joinedload(MergeRequest.author), joinedload(MergeRequest.assignee))
+    return counted_page(session, query, offset, limit, *order)
+
+
+def votes(session: Session, mr_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """{request id: (upvotes, downvotes)} for the requests given."""
+    found = {mr_id: [0, 0] for mr_id in mr_ids}
+    if mr_ids:
+        rows = session.execute(
+            select(Note.merge_request_id, func.trim(Note.note), func.count())
+            .where(Note.merge_request_id.in_(mr_ids), func.trim(Note.note).in_((UPVOTE, DOWNVOTE)))
+            .group_by(Note.merge_request_id, func.trim(Note.note))
+        )
+        for mr_id, note, count in rows:
+            found[mr_id][0 if note == UPVOTE else 1] = count
+    return {mr_id: (up, down) for mr_id, (up, down) in found.items()}
+
+
+def _target(session: Session, actor, source: Project, target_id: int | None) -> Project:
+    if target_id is None or target_id == source.id:
+        return source
+    target = session.get(Project, target_id) if is_id(target_id) else None
+    if target is None or not access_service.access(session, actor, target).can(policy.READ_PROJECT):
+        raise NotFound()
+    return target
+
+
+def _is_fork_of(session: Session, source: Project, target: Project) -> bool:
+    link = select(ForkLink.id).where(
+        ForkLink.forked_to_project_id == source.id, ForkLink.forked_from_project_id == target.id
+    )
+    return session.scalar(link) is not None
+
+
+def _check(session: Session, rt, mr: MergeRequest, source: Project, target: Project) -> None:
+    """422 / 409 as GitLab answered an invalid request."""
+    if source.id == target.id and mr.source_branch == mr.target_branch:
+        raise Unprocessable([SAME])
+    if source.id != target.id and not _is_fork_of(session, source, target):
+        raise Unprocessable([NOT_A_FORK])
+    if repo.branch(path_of(rt, source), mr.source_branch) is None:
+        raise Unprocessable([f'Source branch "{mr.source_branch}" does not exist'])
+    duplicate = select(MergeRequest.title).where(
+        MergeRequest.source_project_id == source.id,
+        MergeRequest.source_branch == mr.source_branch,
+        MergeRequest.target_project_id == target.id,
+        MergeRequest.target_branch == mr.target_branch,
+        MergeRequest.state.in_((OPENED, REOPENED)),
+        MergeRequest.id != (mr.id or 0),
+    )
+    existing = session.scalar(duplicate.limit(1))
+    if existing is not None:
+        raise Conflict([f'Cannot Create: This merge request already exists: ["{existing}"]'])
+
+
+def _assignee(session: Session, actor, target: Project, assignee_id: int | None) -> int | None:
+    """The assignee, kept only when it exists and the caller may administer the target's requests."""
+    if assignee_id is None or not is_id(assignee_id) or session.get(User, assignee_id) is None:
+        return None
+    if not access_service.access(session, actor, target).can(policy.ADMIN_MERGE_REQUEST):
+        return None
+    return assignee_id
+
+
+def _next_iid(session: Session, target: Project) -> int:
+    # Lock the target row (PostgreSQL) so two creations do not pick the same number; SQLite's write
+    # transaction already serializes them.
+    session.execute(select(Project.id).where(Project.id == target.id).with_for_update())
+    return (
+        session.scalar(select(func.max(MergeRequest.iid)).where(MergeRequest.target_project_id == target.id))
+        or 0
+    ) + 1
+
+
+def create(session: Session, rt, actor, source: Project, fields: dict[str, Any]) -> MergeRequest:
+    target = _target(session, actor, source, fields.get("target_project_id"))
+    mr = MergeRequest(
+        source_project_id=source.id,
+        target_project_id=target.id,
+        source_branch=fields["source_branch"],
+        target_branch=fields["target_branch"],
+        title=fields["title"],
+        description=fields.get("description"),
+        state=OPENED,
+        author_id=actor.id,
+        assignee_id=_assignee(session, actor, target, fields.get("assignee_id")),
+        labels=parse_labels(fields.get("labels")),
+        merge_when_build_succeeds=False,
+        merge_status=UNCHECKED,
+    )
+    _check(session, rt, mr, source, target)
+    mr.iid = _next_iid(session, target)
+    session.add(mr)
+    session.flush()
+    refresh_head(session, rt, mr)
+    check_status(session, rt, mr)
+    _record(session, rt, target, actor, mr, events.CREATED, "open")
+    return mr
+
+
+def update(
+    session: Session, rt, actor, project: Project, mr: MergeRequest, fields: dict[str, Any]
+) -> MergeRequest:
+    if "source_branch" in fields:
+        raise BadRequest("Source branch cannot be changed")
+    for name in ("title", "description"):
+        if name in fields:
+            setattr(mr, name, fields[name])
+    if "labels" in fields:
+        mr.labels = parse_labels(fields["labels"])
+    if "assignee_id" in fields:
+        mr.assignee_id = _assignee(session, actor, project, fields["assignee_id"])
+    if fields.get("target_branch") not in (None, mr.target_branch):
+        mr.target_branch = fields["target_branch"]
+        mr.merge_status = UNCHECKED
+        source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+        if source is not None:
+            _check(session, rt, mr, source, project)
+        check_status(session, rt, mr)
+    mr.updated_at = utcnow()
+    session.flush()
+    event = fields.get("state_event")
+    if event == "close" and mr.open:
+        mr.state = CLOSED
+        _record(session, rt, project, actor, mr, events.CLOSED, "close")
+    elif event == "reopen" and mr.state == CLOSED:
+        mr.state = REOPENED
+        refresh_head(session, rt, mr)
+        check_status(session, rt, mr)
+        _record(session, rt, project, actor, mr, events.REOPENED, "reopen")
+    else:
+        _hook(session, rt, project, actor, mr, "update")
+    session.flush()
+    return mr
+
+
+def refresh_head(session: Session, rt, mr: MergeRequest) -> str | None:
+    """Move the request's head ref in the target repository to its source branch."""
+    source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+    target = session.get(Project, mr.target_project_id)
+    if source is None:
+        return None
+    with reading(target, "Repository"):
+        return merge_refs.keep_head(path_of(rt, target), path_of(rt, source), mr.source_branch, mr.iid)
+
+
+def comparison(rt, project: Project, mr: MergeRequest) -> diffs.Comparison:
+    """Commits and changes of the request: its head since it left the target branch, within the diff limits."""
+    path = path_of(rt, project)
+    with reading(project, "Branch"):
+        head = merge_refs.head_sha(path, mr.iid)
+        if head is None or repo.branch(path, mr.target_branch) is None:
+            return diffs.Comparison(None, [], [])
+        return diffs.compare(path, mr.target_branch, head)
+
+
+def _record(session: Session, rt, project: Project, actor, mr: MergeRequest, action: int, hook_action: str) -> None:
+    events.record(session, project, actor.id, action, target_id=mr.id, target_type="MergeRequest", title=mr.title)
+    _hook(session, rt, project, actor, mr, hook_action)
+
+
+def _view(rt) -> View:
+    return View(rt.config.base_url, rt.presentation.avatars_enabled())
+
+
+def _hook_attributes(session: Session, rt, mr: MergeRequest) -> dict:
+    source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+    target = session.get(Project, mr.target_project_id)
+    last = None
+    with reading(target, "Repository"):
+        path = path_of(rt, target)
+        head = merge_refs.head_sha(path, mr.iid)
+        if head is not None:
+            last = repo.commit(path, head)
+    return hook_entities.merge_request_attributes(_view(rt), mr, source, target, last)
+
+
+def _hook(session: Session, rt, project: Project, actor, mr: MergeRequest, action: str) -> None:
+    attributes = _hook_attributes(session, rt, mr)
+    payload = hook_entities.merge_request_payload(_view(rt), actor, project, mr, attributes, action)
+    webhooks.trigger(session, project.id, "merge_requests_events", payload)
+
+
+def check_status(session: Session, rt, mr: MergeRequest) -> str:
+    """merge_status from a trial merge (in memory) of the request's head into its target branch."""
+    target = session.get(Project, mr.target_project_id)
+    path = path_of(rt, target)
+    with reading(target, "Repository"):
+        mergeable = merge_refs.can_merge(path, mr.target_branch, merge_refs.head_sha(path, mr.iid))
+    mr.merge_status = CAN_BE_MERGED if mergeable else CANNOT_BE_MERGED
+    return mr.merge_status
+
+
+def after_push(session: Session, rt, project: Project, user, branches: set[str]) -> None:
+    """A post-push step: open requests from a pushed branch move their head ref (and fire an
+    `update` Merge Request Hook); every open request from or into a pushed branch has its merge
+    status computed again."""
+    if not branches:
+        return
+    moved = select(MergeRequest).where(
+        MergeRequest.state.in_((OPENED, REOPENED)),
+        or_(
+            and_(MergeRequest.source_project_id == project.id, MergeRequest.source_branch.in_(branches)),
+            and_(MergeRequest.target_project_id == project.id, MergeRequest.target_branch.in_(branches)),
+        ),
+    )
+    for mr in session.scalars(moved):
+        try:
+            from_source = mr.source_project_id == project.id and mr.source_branch in branches
+            if from_source:
+                refresh_head(session, rt, mr)
+            check_status(session, rt, mr)
+            if from_source:
+                _hook(session, rt, session.get(Project, mr.target_project_id), user, mr, "update")
+        except (CodeyardError, subprocess.SubprocessError) as error:
+            log.error("merge request %s: head or status not updated after a push: %s", mr.id, error)
+
+
+# --- accept --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MergePlan:
+    """What the merge needs, as plain values: git works on it after the first transaction ended."""
+
+    mr_id: int
+    previous_state: str
+    path: Path
+    target_branch: str
+    head: str
+    message: str
+    name: str
+    email: str
+    remove_source: bool
+
+
+def default_message(mr: MergeRequest) -> str:
+    return (f"Merge branch '{mr.source_branch}' into '{mr.target_branch}'\n\n{mr.title}\n\n"
+            f"{mr.description or ''}\n\nSee merge request !{mr.iid}")  # fmt: skip
+
+
+def may_merge(session: Session, project: Project, access, mr: MergeRequest) -> bool:
+    """May the caller push to the target branch (protected: master, or developer when allowed)?"""
+    from .branches import protections
+
+    return branch_policy.may_push_to(access, protections(session, project).get(mr.target_branch))
+
+
+def begin_merge(session: Session, rt, project: Project, access, actor, mr: MergeRequest, args: dict) -> MergePlan | None:
+    """The checks of an accept, in GitLab's order (401, 405, 409), then the request is locked.
+    None when the request only waits for its builds (there are none yet: it merges at once)."""
+    if not may_merge(session, project, access, mr):
+        raise Unauthorized()
+    if not mr.open or mr.work_in_progress:
+        raise MethodNotAllowed()
+    path = path_of(rt, project)
+    with reading(project, "Repository"):
+        head = merge_refs.head_sha(path, mr.iid)
+    if args.get("sha") and args["sha"] != head:
+        raise Conflict("SHA does not match HEAD of source branch: " + (head or ""))
+    if head is None or check_status(session, rt, mr) != CAN_BE_MERGED:
+        raise MethodNotAllowed("Branch cannot be merged")
+    plan = MergePlan(
+        mr_id=mr.id, previous_state=mr.state, path=path, target_branch=mr.target_branch, head=head,
+        message=args.get("merge_commit_message") or default_message(mr),
+        name=_clean(actor.name) or actor.username, email=_clean(actor.email) or f"{actor.username}@localhost",
+        remove_source=bool(args.get("should_remove_source_branch")),
+    )  # fmt: skip
+    mr.state = LOCKED
+    session.flush()
+    return plan
+
+
+def _clean(text: str) -> str:
+    from ..git.file_commits import clean_identity
+
+    return clean_identity(text or "")
+
+
+# The target moved twice while merging, or the merge has conflicts after all: 405, nothing written.
+CANNOT_MERGE = (merge_refs.MergeConflict, merge_refs.RefMoved)
+
+
+def write_merge(plan: MergePlan) -> tuple[str, str]:
+    """The merge commit and the target moved to it; a target that moved meanwhile is merged again once."""
+    try:
+        return merge_refs.merge(plan.path, plan.target_branch, plan.head, plan.message, plan.name, plan.email)
+    except merge_refs.RefMoved:
+        return merge_refs.merge(plan.path, plan.target_branch, plan.head, plan.message, plan.name, plan.email)
+
+
+def abandon_merge(session: Session, plan: MergePlan) -> None:
+    mr = session.get(MergeRequest, plan.mr_id)
+    mr.state = plan.previous_state
+    mr.merge_status = CANNOT_BE_MERGED
+    session.flush()
+
+
+def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan, moved: tuple[str, str]) -> MergeRequest:
+    """Record the merge: state merged, `accepted` event, hook, post-push steps of the target branch,
+    and the source branch removed when asked (not when protected or the default)."""
+    from . import pushes
+
+    mr = session.get(MergeRequest, plan.mr_id)
+    old, new = moved
+    mr.state, mr.merge_commit_sha = MERGED, new
+    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
+    session.flush()
+    _record(session, rt, project, actor, mr, events.MERGED, "merge")
+    pushes.post_push(session, rt, project, actor, [pushes.RefUpdate(HEADS + plan.target_branch, old, new)])
+    if plan.remove_source:
+        _remove_source(session, rt, actor, mr)
+    return mr
+
+
+def _remove_source(session: Session, rt, actor, mr: MergeRequest) -> None:
+    from . import branches
+
+    source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+    if source is None:
+        return
+    try:
+        branches.delete(session, rt, source, actor, mr.source_branch)
+    except CodeyardError as refused:  # protected, the default branch, or already gone: kept, as GitLab did
+        log.info("source branch of merge request %s kept: %s", mr.id, refused)
+
+
+# --- merge when build succeeds -------------------------------------------------------------------
+
+
+def cancel_merge_when_build_succeeds(session: Session, project: Project, access, actor, mr: MergeRequest) -> MergeRequest:
+    if not (may_merge(session, project, access, mr) or mr.author_id == actor.id):
+        raise Unauthorized()
+    if not mr.open:
+        raise MethodNotAllowed()
+    if not mr.merge_when_build_succeeds:
+        raise NotAcceptable("Can't cancel the automatic merge")
+    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
+    session.flush()
+    return mr
+
+
+def close_from(session: Session, project: Project) -> None:
+    """A fork going away closes the open requests it made to its upstream."""
+    session.execute(
+        update_rows(MergeRequest)
+        .where(MergeRequest.source_project_id == project.id, MergeRequest.target_project_id != project.id,
+               MergeRequest.state.in_((OPENED, REOPENED)))
+        .values(state=CLOSED, updated_at=utcnow())
+    )  # fmt: skip
+
+
+# --- comments ------------------------------------------------------------------------------------
+
+
+def comments(session: Session, mr: MergeRequest, offset: int, limit: int) -> tuple[int, list[Note]]:
+    """The request's comments, oldest first."""
+    query = select(Note).where(Note.merge_request_id == mr.id).options(joinedload(Note.author))
+    return counted_page(session, query, offset, limit, Note.id.asc())
+
+
+def comment(session: Session, rt, project: Project, actor, mr: MergeRequest, text: str) -> Note:
+    """Add a comment (`:+1:` / `:-1:` count as votes): a `commented on` event and a Note Hook."""
+    note = Note(project_id=project.id, merge_request_id=mr.id, author_id=actor.id, note=text)
+    session.add(note)
+    session.flush()
+    events.record(session, project, actor.id, events.COMMENTED, target_id=note.id, target_type="Note", title=mr.title)
+    attributes = _hook_attributes(session, rt, mr)
+    payload = hook_entities.note_payload(_view(rt), actor, project, mr, attributes, note)
+    webhooks.trigger(session, project.id, "note_events", payload)
+    return note

@@ -1,0 +1,265 @@
+"""Merge requests API: create, list, get, update, close and reopen (reference section 10)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from codeyard.db.models import Event, MergeRequest
+
+from ..support import WorkingCopy, make_team
+
+FIELDS = {
+    "id", "iid", "project_id", "title", "description", "state", "created_at", "updated_at", "target_branch",
+    "source_branch", "upvotes", "downvotes", "author", "assignee", "source_project_id", "target_project_id",
+    "labels", "work_in_progress", "milestone", "merge_when_build_succeeds", "merge_status",
+}  # fmt: skip
+
+
+@pytest.fixture
+def team(users, projects, admin, rt, tmp_path):
+    """A private project with master (1 commit) and feature (1 more), one user per role."""
+    team = make_team(users, projects, admin)
+    work = WorkingCopy(rt, team.project, tmp_path / "work")
+    work.commit("first")
+    work.git("checkout", "-q", "-b", "feature")
+    work.commit("feature work", {"a.txt": "a\n"})
+    work.push("master", "feature")
+    return team
+
+
+def _create(api, who, project, **fields):
+    body = {"source_branch": "feature", "target_branch": "master", "title": "Add a", **fields}
+    return api.as_(who).post(f"/projects/{project.id}/merge_requests", json=body)
+
+
+def test_create_get_list(api, rt, team):
+    project, dev = team.project, team.user("developer")
+    created = _create(
+        api, dev, project, description="why", labels="b, a,b", assignee_id=team.user("master").id
+    )
+    assert created.status_code == 200, created.text
+    body = created.json()
+    assert set(body) == FIELDS - {"iid"}
+    assert (body["state"], body["merge_status"], body["labels"]) == ("opened", "can_be_merged", ["a", "b"])
+    assert body["project_id"] == body["target_project_id"] == body["source_project_id"] == project.id
+    assert body["author"]["username"] == dev.username and set(body["author"]) >= {"id", "email", "created_at"}
+    assert body["assignee"]["id"] == team.user("master").id and body["milestone"] is None
+    assert (body["upvotes"], body["downvotes"], body["work_in_progress"]) == (0, 0, False)
+    for form in ("merge_request", "merge_requests"):
+        got = api.as_(team.user("guest")).get(f"/projects/{project.id}/{form}/{body['id']}").json()
+        assert got["iid"] == 1 and got["title"] == "Add a"
+    listed = api.as_(dev).get(f"/projects/{project.id}/merge_requests").json()
+    assert [mr["id"] for mr in listed] == [body["id"]] and listed[0]["iid"] == 1
+    with rt.db.transaction() as session:
+        event = session.query(Event).filter_by(target_type="MergeRequest").one()
+        assert (event.action, event.target_id, event.author_id) == (1, body["id"], dev.id)
+
+
+def test_iids_count_per_target_and_list_filters(api, team, rt, tmp_path):
+    project, dev = team.project, team.user("developer")
+    first = _create(api, dev, project).json()
+    api.as_(dev).put(f"/projects/{project.id}/merge_request/{first['id']}", json={"state_event": "close"})
+    second = _create(api, dev, project, title="WIP: again").json()
+    assert second["work_in_progress"] is True
+    base = f"/projects/{project.id}/merge_requests"
+    assert [mr["iid"] for mr in api.as_(dev).get(base).json()] == [2, 1]
+    assert [mr["iid"] for mr in api.as_(dev).get(base, params={"sort": "asc"}).json()] == [1, 2]
+    assert [mr["iid"] for mr in api.as_(dev).get(base, params={"state": "opened"}).json()] == [2]
+    assert [mr["iid"] for mr in api.as_(dev).get(base, params={"state": "closed"}).json()] == [1]
+    assert [mr["iid"] for mr in api.as_(dev).get(base, params={"iid": 1}).json()] == [1]
+    assert api.as_(dev).get(base, params={"state": "bogus"}).status_code == 400
+    paged = api.as_(dev).get(base, params={"per_page": 1, "page": 2})
+    assert [mr["iid"] for mr in paged.json()] == [1] and paged.headers["x-total"] == "2"
+
+
+def test_validation(api, team, rt):
+    project, dev = team.project, team.user("developer")
+    same = _create(api, dev, project, source_branch="master")
+    assert same.status_code == 422 and same.json() == {
+        "message": ["You can not use same project/branch for source and target"]
+    }
+    missing = _create(api, dev, project, source_branch="nope")
+    assert missing.status_code == 422 and "does not exist" in missing.json()["message"][0]
+    absent = api.as_(dev).post(f"/projects/{project.id}/merge_requests", json={"source_branch": "feature"})
+    assert absent.status_code == 400 and "target_branch" in str(absent.json()["message"])
+    assert _create(api, dev, project).status_code == 200
+    again = _create(api, dev, project, title="Other")
+    assert again.status_code == 409
+    assert again.json() == {"message": ['Cannot Create: This merge request already exists: ["Add a"]']}
+    assert _create(api, dev, project, target_project_id=999999).status_code == 404
+    with rt.db.transaction() as session:
+        assert session.query(MergeRequest).count() == 1
+
+
+def test_update_close_reopen(api, team, rt):
+    project, dev = team.project, team.user("developer")
+    mr = _create(api, dev, project).json()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    changed = api.as_(dev).put(path, json={"title": "[WIP] New", "labels": "x", "description": "d"})
+    assert changed.status_code == 200 and "iid" not in changed.json()
+    assert (changed.json()["title"], changed.json()["labels"], changed.json()["work_in_progress"]) == (
+        "[WIP] New",
+        ["x"],
+        True,
+    )
+    refused = api.as_(dev).put(path, json={"source_branch": "other"})
+    assert refused.status_code == 400 and refused.json() == {"message": "Source branch cannot be changed"}
+    assert api.as_(dev).put(path, json={"state_event": "close"}).json()["state"] == "closed"
+    assert api.as_(dev).put(path, json={"state_event": "close"}).json()["state"] == "closed"
+    assert api.as_(dev).put(path, json={"state_event": "reopen"}).json()["state"] == "reopened"
+    assert (
+        api.as_(dev).get(f"/projects/{project.id}/merge_requests", params={"state": "opened"}).json()[0]["id"]
+        == mr["id"]
+    )
+    events = api.as_(dev).get(f"/projects/{project.id}/events").json()
+    assert [e["action_name"] for e in events][:3] == ["opened", "closed", "opened"]
+    assert api.as_(dev).get(f"/projects/{project.id}/merge_requests/999999").json() == {
+        "message": "404 Not found"
+    }
+
+
+@pytest.mark.parametrize(
+    "role, read, write",
+    [
+        ("outsider", 404, 404),
+        ("guest", 200, 403),
+        ("reporter", 200, 403),
+        ("developer", 200, 200),
+        ("master", 200, 200),
+    ],
+)
+def test_permissions(api, team, role, read, write):
+    project = team.project
+    mr = _create(api, team.user("master"), project).json()
+    who = team.user(role)
+    assert api.as_(who).get(f"/projects/{project.id}/merge_requests").status_code == read
+    assert api.as_(who).get(f"/projects/{project.id}/merge_request/{mr['id']}").status_code == read
+    path = f"/projects/{project.id}/merge_request/{mr['id']}"
+    assert api.as_(who).put(path, json={"title": "changed"}).status_code == write
+    created = _create(api, who, project, target_branch="other")
+    assert created.status_code == write
+
+
+def test_fork_to_upstream(api, users, projects, rt, team, tmp_path):
+    upstream, dev = team.project, team.user("developer")
+    fork = api.as_(dev).post(f"/projects/fork/{upstream.id}").json()
+    fork = SimpleNamespace(id=fork["id"])
+    work = WorkingCopy(rt, fork, tmp_path / "fork")
+    work.commit("fork work")
+    work.push("master:from-fork")
+    created = _create(api, dev, fork, source_branch="from-fork", target_project_id=upstream.id)
+    assert created.status_code == 200, created.text
+    body = created.json()
+    assert (body["project_id"], body["source_project_id"], body["target_project_id"]) == (
+        upstream.id,
+        fork.id,
+        upstream.id,
+    )
+    assert api.as_(dev).get(f"/projects/{upstream.id}/merge_requests").json()[0]["id"] == body["id"]
+    other = projects.create(dev, name="unrelated")
+    refused = _create(api, dev, other, source_branch="from-fork", target_project_id=upstream.id)
+    assert refused.status_code == 422 and refused.json() == {
+        "message": ["Source project is not a fork of target project"]
+    }
+
+
+def test_head_ref_commits_changes(api, team, rt, tmp_path):
+    project, dev = team.project, team.user("developer")
+    work = WorkingCopy(rt, project, tmp_path / "more")
+    work.git("fetch", "-q", "origin", "feature:feature")
+    work.git("checkout", "-q", "feature")
+    work.commit("second feature commit", {"b.txt": "b\n"})
+    work.push("feature")
+    mr = _create(api, dev, project).json()
+    head = work.git("rev-parse", "HEAD")
+    assert work.git("ls-remote", "origin", "refs/merge-requests/1/head").split()[0] == head
+    commits = api.as_(dev).get(f"/projects/{project.id}/merge_request/{mr['id']}/commits").json()
+    assert [c["title"] for c in commits] == ["second feature commit", "feature work"] and commits[0][
+        "id"
+    ] == head
+    changes = api.as_(dev).get(f"/projects/{project.id}/merge_requests/{mr['id']}/changes").json()
+    assert changes["iid"] == 1
+    assert sorted((c["new_path"], c["new_file"]) for c in changes["changes"]) == [
+        ("a.txt", True),
+        ("b.txt", True),
+    ]
+    assert "+b" in next(c["diff"] for c in changes["changes"] if c["new_path"] == "b.txt")
+
+
+def test_fork_head_is_fetched_into_upstream(api, rt, team, tmp_path):
+    upstream, dev = team.project, team.user("developer")
+    fork = SimpleNamespace(id=api.as_(dev).post(f"/projects/fork/{upstream.id}").json()["id"])
+    work = WorkingCopy(rt, fork, tmp_path / "fork")
+    work.git("fetch", "-q", "origin", "master:upstream-master")
+    work.git("checkout", "-q", "upstream-master")
+    sha = work.commit("fork change", {"f.txt": "f\n"})
+    work.push("HEAD:from-fork")
+    mr = _create(api, dev, fork, source_branch="from-fork", target_project_id=upstream.id).json()
+    commits = api.as_(dev).get(f"/projects/{upstream.id}/merge_requests/{mr['id']}/commits").json()
+    assert [c["id"] for c in commits] == [sha]
+
+
+def test_deleting_projects(api, rt, team, tmp_path):
+    upstream, dev = team.project, team.user("developer")
+    fork = SimpleNamespace(id=api.as_(dev).post(f"/projects/fork/{upstream.id}").json()["id"])
+    work = WorkingCopy(rt, fork, tmp_path / "fork")
+    work.commit("fork work")
+    work.push("master:from-fork")
+    from_fork = _create(api, dev, fork, source_branch="from-fork", target_project_id=upstream.id).json()
+    assert api.as_(dev).delete(f"/projects/{fork.id}").status_code == 200
+    got = api.as_(dev).get(f"/projects/{upstream.id}/merge_requests/{from_fork['id']}").json()
+    assert (got["state"], got["source_project_id"]) == ("closed", None)
+    _create(api, dev, upstream)
+    assert api.as_(team.user("owner")).delete(f"/projects/{upstream.id}").status_code == 200
+    with rt.db.transaction() as session:
+        assert session.query(MergeRequest).count() == 0
+
+
+def test_comments_votes_events_and_hooks(api, rt, team):
+    import json
+
+    from codeyard.db.models import Job, ProjectHook
+
+    project, dev, guest = team.project, team.user("developer"), team.user("guest")
+    with rt.db.transaction() as session:
+        session.add(ProjectHook(project_id=project.id, url="http://example.com/hook", push_events=False,
+                                merge_requests_events=True, note_events=True))  # fmt: skip
+    mr = _create(api, dev, project).json()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    for who, text in ((guest, "Looks good"), (dev, ":+1:"), (guest, ":+1:"), (team.user("reporter"), ":-1:")):
+        posted = api.as_(who).post(path + "/comments", json={"note": text})
+        assert posted.status_code == 201 and posted.json()["note"] == text
+        assert set(posted.json()) == {"note", "author"} and posted.json()["author"]["id"] == who.id
+    assert api.as_(dev).post(path + "/comments", json={}).status_code == 400
+    listed = api.as_(dev).get(path + "/comments", params={"per_page": 3}).json()
+    assert [c["note"] for c in listed] == ["Looks good", ":+1:", ":+1:"]
+    got = api.as_(dev).get(path).json()
+    assert (got["upvotes"], got["downvotes"]) == (2, 1)
+    assert api.as_(dev).get(f"/projects/{project.id}/merge_requests").json()[0]["upvotes"] == 2
+    events = api.as_(dev).get(f"/projects/{project.id}/events").json()
+    assert [e["action_name"] for e in events].count("commented on") == 4
+    api.as_(dev).put(path, json={"state_event": "close"})
+    with rt.db.transaction() as session:
+        bodies = [(job.payload["event"], json.loads(job.payload["body"])) for job in session.query(Job).order_by(Job.id)]
+    assert [event for event, _ in bodies] == ["Merge Request Hook"] + ["Note Hook"] * 4 + ["Merge Request Hook"]
+    opened, note, closed = bodies[0][1], bodies[1][1], bodies[-1][1]
+    assert opened["object_kind"] == "merge_request" and opened["object_attributes"]["action"] == "open"
+    assert opened["object_attributes"]["iid"] == 1 and opened["object_attributes"]["last_commit"]["message"] == "feature work\n"
+    assert opened["object_attributes"]["target"]["path_with_namespace"] == project.path_with_namespace
+    assert closed["object_attributes"]["action"] == "close" and closed["object_attributes"]["state"] == "closed"
+    assert note["object_kind"] == "note" and note["object_attributes"]["note"] == "Looks good"
+    assert note["merge_request"]["id"] == mr["id"] and note["object_attributes"]["noteable_type"] == "MergeRequest"
+
+
+def test_changing_the_target_branch(api, team, tmp_path, rt):
+    project, dev = team.project, team.user("developer")
+    mr = _create(api, dev, project).json()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    moved = api.as_(dev).put(path, json={"target_branch": "elsewhere"})
+    assert moved.status_code == 200 and moved.json()["merge_status"] == "cannot_be_merged"
+    same = api.as_(dev).put(path, json={"target_branch": "feature"})
+    assert same.status_code == 422
+    back = api.as_(dev).put(path, json={"target_branch": "master"})
+    assert back.json()["merge_status"] == "can_be_merged" and back.json()["target_branch"] == "master"
