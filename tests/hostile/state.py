@@ -29,6 +29,14 @@ def row_counts(rt) -> dict[str, int]:
         return {table.name: session.scalar(select(func.count()).select_from(table)) for table in Base.metadata.sorted_tables}
 
 
+def snapshot(rt) -> tuple[dict[str, int], list[tuple[str, int]]]:
+    """What an edge attack must leave alone: every table's row count and every file (with its size)
+    under the data directory."""
+    data_files = sorted((str(path.relative_to(rt.config.data_dir)), path.stat().st_size)
+                        for path in rt.config.data_dir.rglob("*") if path.is_file())  # fmt: skip
+    return row_counts(rt), data_files
+
+
 def files(*paths: Path) -> dict[Path, bytes | None]:
     return {path: path.read_bytes() if path.is_file() else None for path in paths}
 

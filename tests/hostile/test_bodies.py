@@ -10,7 +10,7 @@ import pytest
 
 from codeyard.app import CodeyardApp, build_router
 
-from .edge_state import snapshot
+from .state import snapshot
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 JSON = {"Content-Type": "application/json"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from .edge_state import snapshot
+from .state import snapshot
 
 
 def test_target_over_8_kib_is_414_before_authentication(api, admin, rt):

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from ..support import LiveServer
-from .edge_state import snapshot
+from .state import snapshot
 
 MAX_CONNECTIONS = 20
 
