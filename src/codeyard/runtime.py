@@ -8,6 +8,7 @@ import secrets
 
 from .config import Config
 from .db.engine import Database
+from .entities.common import View
 from .jobs import queue
 from .services.archives import ArchiveCache
 from .services.credentials import PasswordHasher
@@ -32,6 +33,10 @@ class Runtime:
         self.secret_key = load_secret_key(config)
         self.archives = ArchiveCache(config.archive_cache_dir, config.archive_cache_mb * 1024 * 1024)
         queue.notify_workers_at(queue.wake_address(self.db.url))
+
+    def view(self) -> View:
+        """How entities are rendered now: the external URL, and whether avatars are shown."""
+        return View(self.config.base_url, self.presentation.avatars_enabled())
 
     def close(self) -> None:
         self.password_gate.close()

@@ -97,7 +97,7 @@ class Ctx:
     @property
     def view(self) -> View:
         if self._view is None:
-            self._view = View(self.rt.config.base_url, self.rt.presentation.avatars_enabled())
+            self._view = self.rt.view()
         return self._view
 
     def path_int(self, name: str, not_found: type[Exception] = RecordNotFound) -> int:

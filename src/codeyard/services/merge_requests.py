@@ -243,11 +243,7 @@ def _record(session: Session, rt, project: Project, actor, mr: MergeRequest, act
     _hook(session, rt, project, actor, mr, hook_action)
 
 
-def _view(rt) -> View:
-    return View(rt.config.base_url, rt.presentation.avatars_enabled())
-
-
-def _hook_attributes(session: Session, rt, mr: MergeRequest) -> dict:
+def _hook_attributes(session: Session, rt, view: View, mr: MergeRequest) -> dict:
     source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
     target = session.get(Project, mr.target_project_id)
     last = None
@@ -256,12 +252,13 @@ def _hook_attributes(session: Session, rt, mr: MergeRequest) -> dict:
         head = merge_refs.head_sha(path, mr.iid)
         if head is not None:
             last = repo.commit(path, head)
-    return hook_entities.merge_request_attributes(_view(rt), mr, source, target, last)
+    return hook_entities.merge_request_attributes(view, mr, source, target, last)
 
 
 def _hook(session: Session, rt, project: Project, actor, mr: MergeRequest, action: str) -> None:
-    attributes = _hook_attributes(session, rt, mr)
-    payload = hook_entities.merge_request_payload(_view(rt), actor, project, mr, attributes, action)
+    view = rt.view()
+    attributes = _hook_attributes(session, rt, view, mr)
+    payload = hook_entities.merge_request_payload(view, actor, project, mr, attributes, action)
     webhooks.trigger(session, project.id, "merge_requests_events", payload)
 
 
@@ -449,7 +446,8 @@ def comment(session: Session, rt, project: Project, actor, mr: MergeRequest, tex
     session.add(note)
     session.flush()
     events.record(session, project, actor.id, events.COMMENTED, target_id=note.id, target_type="Note", title=mr.title)
-    attributes = _hook_attributes(session, rt, mr)
-    payload = hook_entities.note_payload(_view(rt), actor, project, mr, attributes, note)
+    view = rt.view()
+    attributes = _hook_attributes(session, rt, view, mr)
+    payload = hook_entities.note_payload(view, actor, project, mr, attributes, note)
     webhooks.trigger(session, project.id, "note_events", payload)
     return note

@@ -63,7 +63,7 @@ class Push:
 def post_push(session: Session, rt, project: Project, user, updates: list[RefUpdate]) -> list[dict]:
     """Record the push; returns the payload built for each update."""
     path = storage.repository_path(rt.config.repositories_dir, project.id)
-    push = Push(project, user, updates, path, View(rt.config.base_url, rt.presentation.avatars_enabled()))
+    push = Push(project, user, updates, path, rt.view())
     for step in STEPS:
         step(session, rt, push)
     return push.payloads
