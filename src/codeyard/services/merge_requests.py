@@ -22,6 +22,7 @@ from ..db.models.merge_requests import (
     CAN_BE_MERGED,
     CANNOT_BE_MERGED,
     CLOSED,
+    LOCKED,
     MERGED,
     OPENED,
     REOPENED,
@@ -50,7 +51,6 @@ from . import events, webhooks
 from .repository import path_of, reading
 
 log = logging.getLogger("codeyard.merge_requests")
-LOCKED = "locked"  # while its merge commit is written (GitLab's transient state)
 UPVOTE, DOWNVOTE = ":+1:", ":-1:"
 SAME = "You can not use same project/branch for source and target"
 NOT_A_FORK = "Source project is not a fork of target project"
@@ -74,7 +74,7 @@ def page(session: Session, project: Project, *, state: str | None, iids: list[in
     query = select(MergeRequest).where(MergeRequest.target_project_id == project.id)
     if state == OPENED:
         query = query.where(MergeRequest.state.in_((OPENED, REOPENED)))
-    elif state in (CLOSED, "merged"):
+    elif state in (CLOSED, MERGED):
         query = query.where(MergeRequest.state == state)
     if iids:
         query = query.where(MergeRequest.iid.in_(iids))
@@ -107,6 +107,11 @@ def _target(session: Session, actor, source: Project, target_id: int | None) -> 
     if target is None or not access_service.access(session, actor, target).can(policy.READ_PROJECT):
         raise NotFound()
     return target
+
+
+def _source(session: Session, mr: MergeRequest) -> Project | None:
+    """The request's source project; None once a deleted fork took it away."""
+    return session.get(Project, mr.source_project_id) if mr.source_project_id else None
 
 
 def _is_fork_of(session: Session, source: Project, target: Project) -> bool:
@@ -197,7 +202,7 @@ def update(
     if fields.get("target_branch") not in (None, mr.target_branch):
         mr.target_branch = fields["target_branch"]
         mr.merge_status = UNCHECKED
-        source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+        source = _source(session, mr)
         if source is not None:
             _check(session, rt, mr, source, project)
         check_status(session, rt, mr)
@@ -220,7 +225,7 @@ def update(
 
 def refresh_head(session: Session, rt, mr: MergeRequest) -> str | None:
     """Move the request's head ref in the target repository to its source branch."""
-    source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+    source = _source(session, mr)
     target = session.get(Project, mr.target_project_id)
     if source is None:
         return None
@@ -244,7 +249,7 @@ def _record(session: Session, rt, project: Project, actor, mr: MergeRequest, act
 
 
 def _hook_attributes(session: Session, rt, view: View, mr: MergeRequest) -> dict:
-    source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+    source = _source(session, mr)
     target = session.get(Project, mr.target_project_id)
     last = None
     with reading(target, "Repository"):
@@ -397,7 +402,7 @@ def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan,
 def _remove_source(session: Session, rt, actor, mr: MergeRequest) -> None:
     from . import branches
 
-    source = session.get(Project, mr.source_project_id) if mr.source_project_id else None
+    source = _source(session, mr)
     if source is None:
         return
     try:

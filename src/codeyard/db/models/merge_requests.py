@@ -12,6 +12,7 @@ from .base import Base, JsonList, UtcDateTime, utcnow
 from .users import NO_ID_REUSE, User
 
 OPENED, REOPENED, CLOSED, MERGED = "opened", "reopened", "closed", "merged"
+LOCKED = "locked"  # while its merge commit is written (GitLab's transient state)
 UNCHECKED, CAN_BE_MERGED, CANNOT_BE_MERGED = "unchecked", "can_be_merged", "cannot_be_merged"
 # A title starting with [WIP], WIP: or "WIP " marks work in progress (GitLab 8).
 WIP = re.compile(r"\A\s*(\[WIP\]|WIP:|WIP\s)", re.IGNORECASE)
