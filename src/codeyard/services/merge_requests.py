@@ -73,7 +73,7 @@ def page(session: Session, project: Project, *, state: str | None, iids: list[in
          offset: int, limit: int) -> tuple[int, list[MergeRequest]]:  # fmt: skip
     query = select(MergeRequest).where(MergeRequest.target_project_id == project.id)
     if state == OPENED:
-        query = query.where(MergeRequest.state.in_((OPENED, REOPENED)))
+        query = query.where(MergeRequest.open)
     elif state in (CLOSED, MERGED):
         query = query.where(MergeRequest.state == state)
     if iids:
@@ -134,7 +134,7 @@ def _check(session: Session, rt, mr: MergeRequest, source: Project, target: Proj
         MergeRequest.source_branch == mr.source_branch,
         MergeRequest.target_project_id == target.id,
         MergeRequest.target_branch == mr.target_branch,
-        MergeRequest.state.in_((OPENED, REOPENED)),
+        MergeRequest.open,
         MergeRequest.id != (mr.id or 0),
     )
     existing = session.scalar(duplicate.limit(1))
@@ -284,7 +284,7 @@ def after_push(session: Session, rt, project: Project, user, branches: set[str])
     if not branches:
         return
     moved = select(MergeRequest).where(
-        MergeRequest.state.in_((OPENED, REOPENED)),
+        MergeRequest.open,
         or_(
             and_(MergeRequest.source_project_id == project.id, MergeRequest.source_branch.in_(branches)),
             and_(MergeRequest.target_project_id == project.id, MergeRequest.target_branch.in_(branches)),
@@ -431,7 +431,7 @@ def close_from(session: Session, project: Project) -> None:
     session.execute(
         update_rows(MergeRequest)
         .where(MergeRequest.source_project_id == project.id, MergeRequest.target_project_id != project.id,
-               MergeRequest.state.in_((OPENED, REOPENED)))
+               MergeRequest.open)
         .values(state=CLOSED, updated_at=utcnow())
     )  # fmt: skip
 

@@ -6,12 +6,14 @@ import datetime as dt
 import re
 
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .base import Base, JsonList, UtcDateTime, utcnow
 from .users import NO_ID_REUSE, User
 
 OPENED, REOPENED, CLOSED, MERGED = "opened", "reopened", "closed", "merged"
+OPEN_STATES = (OPENED, REOPENED)
 LOCKED = "locked"  # while its merge commit is written (GitLab's transient state)
 UNCHECKED, CAN_BE_MERGED, CANNOT_BE_MERGED = "unchecked", "can_be_merged", "cannot_be_merged"
 # A title starting with [WIP], WIP: or "WIP " marks work in progress (GitLab 8).
@@ -52,9 +54,15 @@ class MergeRequest(Base):
     author: Mapped[User | None] = relationship(foreign_keys=[author_id])
     assignee: Mapped[User | None] = relationship(foreign_keys=[assignee_id])
 
-    @property
+    @hybrid_property
     def open(self) -> bool:
-        return self.state in (OPENED, REOPENED)
+        """Opened or reopened; also a query condition (`where(MergeRequest.open)`)."""
+        return self.state in OPEN_STATES
+
+    @open.inplace.expression
+    @classmethod
+    def _open_expression(cls):
+        return cls.state.in_(OPEN_STATES)
 
     @property
     def work_in_progress(self) -> bool:
