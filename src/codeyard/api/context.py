@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from ..entities.common import View
 from ..errors import RecordNotFound
@@ -119,6 +120,12 @@ class Ctx:
     def commit(self) -> None:
         if self._session is not None:
             self._session.commit()
+
+    async def off_loop(self, work, *args):
+        """WORK(*ARGS) in the thread pool, so slow git never holds up other requests; this request's
+        transaction is committed first (git needs no database, and no lock is held meanwhile)."""
+        self.commit()
+        return await run_in_threadpool(work, *args)
 
     def rollback(self) -> None:
         if self._session is not None:

@@ -84,16 +84,16 @@ def get_merge_request(ctx: Ctx) -> MergeRequest:
 
 
 @single("GET", "/commits", guards=READ, summary="Commits of the source not on the target, newest first")
-def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
-    found = merge_requests.comparison(ctx.rt, ctx.project, _mr(ctx))
+async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
+    found = await ctx.off_loop(merge_requests.comparison, ctx.rt, ctx.project, _mr(ctx))
     return [repo_commit(info) for info in reversed(found.commits)]
 
 
 @single("GET", "/changes", guards=READ, summary="The request with its changes (merge base to source head)")
-def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
+async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
     mr = _mr(ctx)
-    found = merge_requests.comparison(ctx.rt, ctx.project, mr)
     data = render(ctx, mr)
+    found = await ctx.off_loop(merge_requests.comparison, ctx.rt, ctx.project, mr)
     data["changes"] = [repo_diff(change) for change in found.diffs]
     return data
 
@@ -155,19 +155,17 @@ def update_merge_request(ctx: Ctx) -> MergeRequest:
     ),
     summary="Accept a merge request: a merge commit on the target branch",
 )  # fmt: skip
-def accept_merge_request(ctx: Ctx) -> MergeRequest:
+async def accept_merge_request(ctx: Ctx) -> MergeRequest:
     mr = _mr(ctx)
     plan = merge_requests.begin_merge(ctx.session, ctx.rt, ctx.project, ctx.access, ctx.actor, mr, ctx.args)
     ctx.commit()  # the request is locked: git writes the merge outside the write transaction
     try:
-        moved = merge_requests.write_merge(plan)
-    except merge_requests.CANNOT_MERGE:
+        moved = await ctx.off_loop(merge_requests.write_merge, plan)
+    except BaseException as failed:
         merge_requests.abandon_merge(ctx.session, plan)
         ctx.commit()
-        raise MethodNotAllowed("Branch cannot be merged") from None
-    except BaseException:
-        merge_requests.abandon_merge(ctx.session, plan)
-        ctx.commit()
+        if isinstance(failed, merge_requests.CANNOT_MERGE):
+            raise MethodNotAllowed("Branch cannot be merged") from None
         raise
     return render(ctx, merge_requests.finish_merge(ctx.session, ctx.rt, ctx.project, ctx.actor, plan, moved))
 

@@ -40,9 +40,7 @@ REPOSITORY = "/projects/:id/repository"
 async def _read(ctx: Ctx, read, *args):
     """READ(rt, project, *ARGS) off the event loop, so a slow git never holds up other requests;
     the read transaction ends first (git needs no database)."""
-    project = ctx.project
-    ctx.commit()
-    return await run_in_threadpool(read, ctx.rt, project, *args)
+    return await ctx.off_loop(read, ctx.rt, ctx.project, *args)
 
 
 @API.get(
