@@ -1,6 +1,7 @@
 """All tables. Import models from here; each area keeps its own module."""
 
 from .base import MAX_INTEGER, MIN_INTEGER, Base, is_id, parse_id, utcnow
+from .ci import Build, Pipeline, Runner, RunnerProject
 from .jobs import FAILED, PENDING, RUNNING, HookDelivery, Job
 from .merge_requests import MergeRequest, Note
 from .projects import (
@@ -27,7 +28,7 @@ from .users import Namespace, PasswordFailure, Token, Tombstone, User
 
 __all__ = [
     "DEVELOPER", "FAILED", "GUEST", "INTERNAL", "MASTER", "MAX_INTEGER", "MIN_INTEGER", "OWNER", "PENDING", "PRIVATE",
-    "PUBLIC", "REPORTER", "RUNNING", "ApplicationSetting", "Base", "Event", "ForkLink", "GroupMember", "HookDelivery",
-    "Job", "MergeRequest", "Namespace", "Note", "PasswordFailure", "Project", "ProjectHook", "ProjectMember", "ProtectedBranch", "Star", "Token",
+    "PUBLIC", "REPORTER", "RUNNING", "ApplicationSetting", "Base", "Build", "Event", "ForkLink", "GroupMember", "HookDelivery",
+    "Job", "MergeRequest", "Namespace", "Note", "PasswordFailure", "Pipeline", "Project", "ProjectHook", "ProjectMember", "ProtectedBranch", "Runner", "RunnerProject", "Star", "Token",
     "Tombstone", "Upload", "User", "is_id", "parse_id", "utcnow",
 ]  # fmt: skip

@@ -36,6 +36,11 @@ class Project(Base):
     snippets_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
     shared_runners_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     public_builds: Mapped[bool] = mapped_column(Boolean, default=True)
+    # CI: a build's time limit in seconds, whether runners may fetch instead of clone, and the
+    # regular expression that finds the coverage figure in a finished build's trace.
+    build_timeout: Mapped[int] = mapped_column(Integer, default=3600)
+    build_allow_git_fetch: Mapped[bool] = mapped_column(Boolean, default=True)
+    build_coverage_regex: Mapped[str | None] = mapped_column(String(255))
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     tag_list: Mapped[list] = mapped_column(JsonList, default=list)
     import_url: Mapped[str | None] = mapped_column(String(2048))

@@ -32,5 +32,12 @@ class ApplicationSetting(Base):
     user_oauth_applications: Mapped[bool] = mapped_column(Boolean, default=True)
     after_sign_out_path: Mapped[str | None] = mapped_column(String(2048))
     allow_local_requests_from_hooks: Mapped[bool] = mapped_column(Boolean, default=False)
+    # CI: shared runners offered to projects, the artifacts size limit in megabytes, and the
+    # shared runners' registration token (derived from the server's secret key and this nonce,
+    # like a project's runners token; only its digest is stored).
+    shared_runners_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    max_artifacts_size: Mapped[int] = mapped_column(Integer, default=100)
+    runners_registration_token_nonce: Mapped[str | None] = mapped_column(String(32))
+    runners_registration_token_digest: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
