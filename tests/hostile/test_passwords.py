@@ -344,7 +344,10 @@ def test_concurrent_wrong_passwords_keep_memory_and_latency_bounded(costly_serve
           f"attempts {len(statuses)}: 401 x{statuses.count(401)}, 503 x{statuses.count(503)}")
     assert set(statuses) <= {401, 503} and 401 in statuses and 503 in statuses
     assert peak < 500
-    assert max(latencies) < 1.0
+    # Ungated, 40 password checks at production cost queue every request for many seconds; the
+    # bound leaves room for a machine loaded by other work (seen: 1.05 s with the suite's
+    # neighbours on 2 cores, 0.25-0.69 s idle).
+    assert max(latencies) < 3.0
     log = costly_server.log()
     assert "failed password attempt for login 'alice' from 203.0.113.99" in log  # the proxy's word is taken
     assert WRONG not in log
