@@ -219,6 +219,33 @@ def test_tree_files_and_blobs(api, alice, setup):
     assert api.as_(alice).get(f"/projects/{project.id}/repository/raw_blobs/{sha}").status_code == 404  # a commit, not a blob
 
 
+def test_commit_blob_is_the_older_path_of_blobs(api, alice, users, projects, setup):
+    """GitLab 8.6 served `repository/commits/:sha/blob` beside `repository/blobs/:sha`: same answers."""
+    project, work = setup
+    sha = work.commit("files", {"README.md": "hello\n", "src/app.py": "print(1)\n"})
+    work.git("checkout", "-q", "-b", "topic/x")
+    work.commit("topic", {"README.md": "topic\n"})
+    work.push("master", "topic/x")
+    base = f"/projects/{project.id}/repository"
+    for ref, path, want in ((sha, "src/app.py", b"print(1)\n"), ("master", "README.md", b"hello\n"),
+                            ("topic/x", "README.md", b"topic\n"), (sha[:8], "README.md", b"hello\n")):  # fmt: skip
+        old = api.as_(alice).get(f"{base}/commits/{ref}/blob", params={"filepath": path})
+        new = api.as_(alice).get(f"{base}/blobs/{ref}", params={"filepath": path})
+        assert (old.status_code, old.content, old.headers["content-type"]) == (200, want, new.headers["content-type"])
+        assert old.headers["x-content-type-options"] == "nosniff"
+    for ref, params in ((sha, {"filepath": "nope"}), ("f" * 40, {"filepath": "README.md"}),
+                        ("--output=x", {"filepath": "README.md"}), (sha, {})):  # fmt: skip
+        old = api.as_(alice).get(f"{base}/commits/{ref}/blob", params=params)
+        new = api.as_(alice).get(f"{base}/blobs/{ref}", params=params)
+        assert old.status_code == new.status_code and old.json() == new.json()
+        assert old.status_code in (400, 404)
+    guest, outsider = users.create("guest"), users.create("outsider")
+    projects.add_member(project, guest, 10)
+    assert api.as_(guest).get(f"{base}/commits/{sha}/blob", params={"filepath": "README.md"}).status_code == 403
+    hidden = api.as_(outsider).get(f"{base}/commits/{sha}/blob", params={"filepath": "README.md"})
+    assert hidden.status_code == 404 and hidden.json() == {"message": "404 Project Not Found"}
+
+
 def test_reads_need_download_rights(api, alice, users, projects, setup):
     project, work = setup
     work.commit("c")

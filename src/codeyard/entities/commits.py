@@ -84,6 +84,9 @@ class Person(TypedDict):
 
 
 class BranchCommit(TypedDict):
+    """The spec's shape (reference DECISIONS row 10) plus the flat fields GitLab 8.6 sent (reference 4.5),
+    so clients written against either find what they read."""
+
     id: str
     parents: list[CommitId]
     tree: str
@@ -92,6 +95,11 @@ class BranchCommit(TypedDict):
     committer: Person
     authored_date: str | None
     committed_date: str | None
+    parent_ids: list[str]
+    author_name: str
+    author_email: str
+    committer_name: str
+    committer_email: str
 
 
 class Branch(TypedDict):
@@ -168,6 +176,11 @@ def branch_commit(info) -> BranchCommit:
         "committer": {"name": info.committer.name, "email": info.committer.email},
         "authored_date": iso(info.author.when),
         "committed_date": iso(info.committer.when),
+        "parent_ids": list(info.parent_ids),
+        "author_name": info.author.name,
+        "author_email": info.author.email,
+        "committer_name": info.committer.name,
+        "committer_email": info.committer.email,
     }
 
 
