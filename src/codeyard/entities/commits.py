@@ -78,6 +78,14 @@ class CommitId(TypedDict):
     id: str
 
 
+class Contributor(TypedDict):
+    name: str
+    email: str
+    commits: int
+    additions: int
+    deletions: int
+
+
 class Person(TypedDict):
     name: str
     email: str
@@ -164,6 +172,12 @@ def comparison(found, same_ref: bool) -> Compare:
         "compare_timeout": found.timed_out,
         "compare_same_ref": same_ref,
     }
+
+
+def contributor(found) -> Contributor:
+    """FOUND is git.repo.Contributor."""
+    return {"name": found.name, "email": found.email, "commits": found.commits, "additions": found.additions,
+            "deletions": found.deletions}  # fmt: skip
 
 
 def branch_commit(info) -> BranchCommit:

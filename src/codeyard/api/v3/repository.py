@@ -67,6 +67,15 @@ async def get_commit_diff(ctx: Ctx) -> list[RepoDiff]:
     return [repo_diff(diff) for diff in found]
 
 
+@API.get(REPOSITORY + "/contributors", guards=READ, paginated=True,
+         summary="Authors of the default branch by e-mail, the most recent first (its newest 2000 non-merge commits)")  # fmt: skip
+async def list_contributors(ctx: Ctx) -> paging.Page[shapes.Contributor]:
+    window = paging.window(ctx)
+    found = await _read(ctx, repository.contributors)
+    page = found[window.offset : window.offset + window.limit]
+    return paging.Page([shapes.contributor(person) for person in page], len(found), window)
+
+
 @API.get(
     REPOSITORY + "/compare",
     guards=READ,
