@@ -193,6 +193,28 @@ def test_who_may_read_and_write_notes(api, rt, users, projects, admin, tmp_path,
         assert api.as_(team.user(role)).post(path, json={"body": "x"}).status_code == 403
 
 
+def test_comment_events_carry_their_note(api, rt, team):
+    """Reference 15.13 / 4.9: a "commented on" event has the Note entity under `note`; others have no key."""
+    mr = _open(api, team)
+    reporter = team.user("reporter")
+    api.as_(reporter).post(_notes(team, mr), json={"body": "on the request"})
+    api.as_(reporter).post(_comments(team, team.feature), json={"note": "on the commit"})
+    listed = api.as_(team.user("guest")).get(f"/projects/{team.project.id}/events").json()
+    assert [e["action_name"] for e in listed] == ["commented on", "commented on", "opened", "created"]
+    on_commit, on_request = listed[:2]
+    assert all("note" not in e for e in listed[2:])
+    assert set(on_request["note"]) == NOTE_FIELDS and on_request["note"]["body"] == "on the request"
+    assert on_request["note"]["author"]["id"] == reporter.id and on_request["target_id"] == on_request["note"]["id"]
+    assert (on_commit["note"]["body"], on_commit["note"]["noteable_type"], on_commit["note"]["noteable_id"]) == (
+        "on the commit", "Commit", None)  # fmt: skip
+    counts = []
+    for per_page in (1, 4):
+        with QueryCounter(rt) as counter:
+            assert len(api.as_(reporter).get(f"/projects/{team.project.id}/events", params={"per_page": per_page}).json()) == per_page
+        counts.append(counter.count)
+    assert counts[0] == counts[1]
+
+
 # --- comments on commits -------------------------------------------------------------------------
 
 
