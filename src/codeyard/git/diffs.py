@@ -258,9 +258,11 @@ def line_position(patch: str, new_line: int, line_type: str) -> tuple[int, int] 
             continue
         if not in_hunk or not text or text.startswith("\\"):
             continue
-        kind = _LINE_TYPES.get(text[0])
+        kind = _LINE_TYPES.get(text[0])  # None: a context line
         if kind == line_type and new == new_line:
             return old, new
-        old += kind != "new"
-        new += kind != "old"
+        if kind != "new":
+            old += 1
+        if kind != "old":
+            new += 1
     return None

@@ -296,25 +296,27 @@ CONTRIBUTOR_COMMITS = 2000  # GitLab 8.6 read the newest 2000 commits
 
 def contributors(path: Path, ref: str, bound: int = CONTRIBUTOR_COMMITS) -> list[Contributor]:
     """Authors of the newest BOUND non-merge commits REF reaches, by e-mail, the most recent first:
-    their name in their newest commit, commits, lines added and deleted (binary files count none)."""
-    start = str(resolve(open_repository(path), ref).id)
+    their name in their newest commit, commits, lines added and deleted (binary files count none).
+    git gives commit ids and line counts only (paths come quoted); names are read with pygit2."""
+    repository = open_repository(path)
+    start = str(resolve(repository, ref).id)
     result = subprocess.run(
-        ["git", "--git-dir", str(path), "log", "--no-merges", f"--max-count={bound}", "--numstat", "--no-renames",
-         "--format=%x1e%an%x1f%ae", "--end-of-options", start, "--"],
-        capture_output=True, check=False,
+        ["git", "-c", "core.quotePath=true", "--git-dir", str(path), "log", "--no-merges", f"--max-count={bound}",
+         "--numstat", "--no-renames",
+         "--format=%x1e%H", "--end-of-options", start, "--"],
+        capture_output=True, text=True, check=False,
     )  # fmt: skip
     if result.returncode != 0:
         raise NotInRepository(ref)
     found: dict[str, Contributor] = {}
-    for record in result.stdout.decode("utf-8", "replace").split("\x1e")[1:]:
-        head, _, stats = record.partition("\n")
-        name, _, email = head.partition("\x1f")
-        person = found.setdefault(email, Contributor(name, email))
-        person.name = person.name or name
+    for record in result.stdout.split("\x1e")[1:]:
+        sha, _, stats = record.partition("\n")
+        author = _person(repository[sha.strip()].author)
+        person = found.setdefault(author.email, Contributor(author.name, author.email))
+        person.name = person.name or author.name
         person.commits += 1
         for line in stats.splitlines():
-            added, _, rest = line.partition("\t")
-            deleted = rest.partition("\t")[0]
+            added, deleted = [*line.split("\t", 2), "", ""][:2]
             if added.isdigit() and deleted.isdigit():
                 person.additions += int(added)
                 person.deletions += int(deleted)
