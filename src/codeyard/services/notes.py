@@ -61,18 +61,22 @@ def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
         return repo.commit(path_of(rt, project), sha)
 
 
-def position(rt, project: Project, sha: str, path: str, line: int, line_type: str) -> Position | None:
-    """The line of commit SHA's diff in the file whose new path is PATH, of LINE_TYPE (`new`, `old`)
-    at new-side number LINE, as GitLab looked it up; None when there is none (a comment on the
-    commit as a whole)."""
+def locate(rt, project: Project, sha: str, line: tuple[str, int, str] | None) -> tuple[repo.CommitInfo, Position | None]:
+    """The commit SHA names (404 `404 Commit Not Found`) and, for LINE = (path, number, type), the line
+    of its diff in the file whose new path is PATH, of TYPE (`new`, `old`) at new-side NUMBER, as
+    GitLab looked it up; None when there is none (a comment on the commit as a whole)."""
+    found = commit(rt, project, sha)
+    if line is None:
+        return found, None
+    path, number, line_type = line
     with reading(project, "Commit"):
-        changes = diffs.commit_diff(path_of(rt, project), sha)
+        changes = diffs.commit_diff(path_of(rt, project), found.id)
     for change in changes:
         if change.new_path == path:
-            found = diffs.line_position(change.diff, line, line_type)
-            if found is not None:
-                return Position(path, found[0], found[1], line_type)
-    return None
+            at = diffs.line_position(change.diff, number, line_type)
+            if at is not None:
+                return found, Position(path, at[0], at[1], line_type)
+    return found, None
 
 
 def commit_comments(session: Session, project: Project, sha: str, offset: int, limit: int) -> tuple[int, list[Note]]:

@@ -48,6 +48,7 @@ def update_merge_request_note(ctx: Ctx) -> Note:
 COMMIT_COMMENTS = "/projects/:id/repository/commits/:sha/comments"
 READ_CODE = (project_guard(policy.DOWNLOAD_CODE),)
 COMMENT_ON_CODE = (project_guard(policy.DOWNLOAD_CODE, policy.CREATE_NOTE),)
+LINE = ("path", "line", "line_type")  # all three, or a comment on the whole commit (GitLab 8.6)
 
 
 @API.get(COMMIT_COMMENTS, guards=READ_CODE, paginated=True, summary="Comments on a commit, oldest first")
@@ -70,10 +71,8 @@ async def list_commit_comments(ctx: Ctx) -> paging.Page[CommitNote]:
     summary="Comment on a commit; with path, line and line_type, on that line of its diff when there is one",
 )
 async def create_commit_comment(ctx: Ctx) -> CommitNote:
-    sha, args = ctx.path_params["sha"], ctx.args
-    found = await ctx.off_loop(notes.commit, ctx.rt, ctx.project, sha)
-    at = None
-    if all(args.get(name) is not None for name in ("path", "line", "line_type")):
-        at = await ctx.off_loop(notes.position, ctx.rt, ctx.project, found.id, args["path"], args["line"], args["line_type"])
+    args = ctx.args
+    line = (args["path"], args["line"], args["line_type"]) if all(args.get(name) is not None for name in LINE) else None
+    found, at = await ctx.off_loop(notes.locate, ctx.rt, ctx.project, ctx.path_params["sha"], line)
     row = notes.comment_on_commit(ctx.session, ctx.rt, ctx.project, ctx.actor, found, args["note"], at)
     return commit_note_entity(row, ctx.view)
