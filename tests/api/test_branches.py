@@ -36,10 +36,16 @@ def test_list_sorted_and_entity(api, alice, hosted):
     assert master["protected"] is False
     commit = master["commit"]
     assert commit["id"] == work.git("rev-parse", "master")
-    assert set(commit) == {"id", "parents", "tree", "message", "author", "committer", "authored_date", "committed_date"}
+    # The spec's shape (reference DECISIONS row 10) and the flat fields GitLab 8.6 sent (reference 4.5).
+    assert set(commit) == {"id", "parents", "tree", "message", "author", "committer", "authored_date", "committed_date",
+                           "parent_ids", "author_name", "author_email", "committer_name", "committer_email"}  # fmt: skip
     assert commit["parents"] == [{"id": work.git("rev-parse", "master^")}]
+    assert commit["parent_ids"] == [work.git("rev-parse", "master^")]
     assert commit["author"] == {"name": "Ada Author", "email": "ada@example.com"}
     assert commit["committer"] == {"name": "Cy Committer", "email": "cy@example.com"}
+    assert (commit["author_name"], commit["author_email"]) == ("Ada Author", "ada@example.com")
+    assert (commit["committer_name"], commit["committer_email"]) == ("Cy Committer", "cy@example.com")
+    assert commit["tree"] == work.git("rev-parse", "master^{tree}")
     assert commit["authored_date"].endswith("+01:00") and commit["message"] == "second\n"
     # Paginated like every list (spec: page and per_page apply to all list endpoints).
     second = api.as_(alice).get(f"/projects/{project.id}/repository/branches", params={"per_page": 1, "page": 2})

@@ -219,6 +219,87 @@ def test_tree_files_and_blobs(api, alice, setup):
     assert api.as_(alice).get(f"/projects/{project.id}/repository/raw_blobs/{sha}").status_code == 404  # a commit, not a blob
 
 
+def test_commit_blob_is_the_older_path_of_blobs(api, alice, users, projects, setup):
+    """GitLab 8.6 served `repository/commits/:sha/blob` beside `repository/blobs/:sha`: same answers."""
+    project, work = setup
+    sha = work.commit("files", {"README.md": "hello\n", "src/app.py": "print(1)\n"})
+    work.git("checkout", "-q", "-b", "topic/x")
+    work.commit("topic", {"README.md": "topic\n"})
+    work.push("master", "topic/x")
+    base = f"/projects/{project.id}/repository"
+    for ref, path, want in ((sha, "src/app.py", b"print(1)\n"), ("master", "README.md", b"hello\n"),
+                            ("topic/x", "README.md", b"topic\n"), (sha[:8], "README.md", b"hello\n")):  # fmt: skip
+        old = api.as_(alice).get(f"{base}/commits/{ref}/blob", params={"filepath": path})
+        new = api.as_(alice).get(f"{base}/blobs/{ref}", params={"filepath": path})
+        assert (old.status_code, old.content, old.headers["content-type"]) == (200, want, new.headers["content-type"])
+        assert old.headers["x-content-type-options"] == "nosniff"
+    for ref, params in ((sha, {"filepath": "nope"}), ("f" * 40, {"filepath": "README.md"}),
+                        ("--output=x", {"filepath": "README.md"}), (sha, {})):  # fmt: skip
+        old = api.as_(alice).get(f"{base}/commits/{ref}/blob", params=params)
+        new = api.as_(alice).get(f"{base}/blobs/{ref}", params=params)
+        assert old.status_code == new.status_code and old.json() == new.json()
+        assert old.status_code in (400, 404)
+    guest, outsider = users.create("guest"), users.create("outsider")
+    projects.add_member(project, guest, 10)
+    assert api.as_(guest).get(f"{base}/commits/{sha}/blob", params={"filepath": "README.md"}).status_code == 403
+    hidden = api.as_(outsider).get(f"{base}/commits/{sha}/blob", params={"filepath": "README.md"})
+    assert hidden.status_code == 404 and hidden.json() == {"message": "404 Project Not Found"}
+
+
+def test_contributors_of_the_default_branch(api, alice, users, projects, setup, rt):
+    """GitLab 8.6's shape (name, email, commits, additions, deletions), one entry per author e-mail of the
+    default branch, the most recent first; merges and other branches do not count."""
+    project, work = setup
+    base = f"/projects/{project.id}/repository/contributors"
+    assert api.as_(alice).get(base).json() == []  # an empty repository has none
+    work.commit("ada 1", {"a.txt": "1\n2\n3\n"})
+    work.env.update(GIT_AUTHOR_NAME="Bob", GIT_AUTHOR_EMAIL="bob@example.com")
+    work.commit("bob 1", {"a.txt": "1\nTWO\n3\n", "bin.dat": "\x00binary"})
+    work.git("checkout", "-q", "-b", "side", "master~1")
+    work.commit("bob on a side branch", {"side.txt": "s\n"})
+    work.git("checkout", "-q", "master")
+    work.env.update(GIT_AUTHOR_NAME="Ada Lovelace", GIT_AUTHOR_EMAIL="ada@example.com")
+    work.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    work.commit("ada 2", remove=("a.txt",))  # -3 lines, and the helper adds a one-line file
+    work.env.update(GIT_AUTHOR_NAME="Carol", GIT_AUTHOR_EMAIL="carol@example.com")
+    work.git("checkout", "-q", "-b", "elsewhere")
+    work.commit("carol, not on the default branch", {"c.txt": "c\n"})
+    work.push("master", "elsewhere")
+    response = api.as_(alice).get(base)
+    assert response.status_code == 200, response.text
+    assert response.json() == [
+        {"name": "Ada Lovelace", "email": "ada@example.com", "commits": 2, "additions": 4, "deletions": 3},
+        {"name": "Bob", "email": "bob@example.com", "commits": 2, "additions": 2, "deletions": 1},
+    ]
+    paged = api.as_(alice).get(base, params={"per_page": 1, "page": 2})
+    assert [c["email"] for c in paged.json()] == ["bob@example.com"] and paged.headers["x-total"] == "2"
+    with rt.db.transaction() as session:
+        session.get(Project, project.id).default_branch = "elsewhere"
+    assert [c["commits"] for c in api.as_(alice).get(base).json()] == [1, 2, 2]
+    guest, outsider = users.create("guest"), users.create("outsider")
+    projects.add_member(project, guest, 10)
+    assert api.as_(guest).get(base).status_code == 403
+    hidden = api.as_(outsider).get(base)
+    assert hidden.status_code == 404 and hidden.json() == {"message": "404 Project Not Found"}
+    assert api.anonymous.get(base).status_code == 401
+
+
+def test_python_gitlab_repository_calls(live, alice, setup):
+    import gitlab
+
+    project, work = setup
+    sha = work.commit("files", {"README.md": "hello\n"})
+    work.push()
+    remote = gitlab.Gitlab(live.base_url, private_token=alice.token, api_version="3").projects.get(project.id)
+    assert remote.repository_contributors() == [
+        {"name": "Ada Author", "email": "ada@example.com", "commits": 1, "additions": 1, "deletions": 0}
+    ]
+    assert remote.repository_blob(sha, "README.md") == b"hello\n"
+    [branch] = remote.branches.list()
+    assert branch.commit["parent_ids"] == [] and branch.commit["author_name"] == "Ada Author"
+    assert branch.commit["author"] == {"name": "Ada Author", "email": "ada@example.com"}
+
+
 def test_reads_need_download_rights(api, alice, users, projects, setup):
     project, work = setup
     work.commit("c")

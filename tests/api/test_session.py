@@ -37,10 +37,26 @@ def test_session_refusals(api, users):
         response = api.anonymous.post("/session", json=body)
         assert response.status_code == 401
         assert response.json() == {"message": "401 Unauthorized"}
-    assert api.anonymous.post("/session", json={"login": "alice"}).json() == {
-        "message": '400 (Bad request) "password" not given'
-    }
-    assert api.anonymous.post("/session", json={"password": "x"}).status_code == 400
+
+
+
+def test_session_without_login_or_password_is_401_like_gitlab(api, users, rt):
+    """GitLab 8.6 looked the user up with whatever it was given, so a missing or empty login or password
+    was bad credentials (401), not a missing parameter. Nothing is checked, so nothing is throttled."""
+    from codeyard.db.models import PasswordFailure
+
+    alice = users.create("alice")
+    for body in ({"login": "alice"}, {"email": "alice@example.com"}, {"password": alice.password}, {},
+                 {"login": "", "password": alice.password}, {"login": "alice", "password": ""},
+                 {"login": "alice", "password": None}):  # fmt: skip
+        response = api.anonymous.post("/session", json=body)
+        assert (response.status_code, response.json()) == (401, {"message": "401 Unauthorized"}), body
+    assert api.anonymous.post("/session", data={"login": "alice"}).status_code == 401
+    with rt.db.session() as session:
+        assert session.query(PasswordFailure).count() == 0
+    # A password of the wrong type is still bad input.
+    assert api.anonymous.post("/session", json={"login": "alice", "password": ["x"]}).status_code == 400
+    assert api.anonymous.post("/session", json={"login": "alice", "password": alice.password}).status_code == 201
 
 
 def test_session_tokens_expire_after_the_session_delay(api, users, admin, rt):

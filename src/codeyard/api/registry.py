@@ -20,6 +20,7 @@ def all_routes() -> list[Route]:
         merge_requests,
         meta,
         namespaces,
+        notes,
         projects,
         repository,
         session,

@@ -78,12 +78,23 @@ class CommitId(TypedDict):
     id: str
 
 
+class Contributor(TypedDict):
+    name: str
+    email: str
+    commits: int
+    additions: int
+    deletions: int
+
+
 class Person(TypedDict):
     name: str
     email: str
 
 
 class BranchCommit(TypedDict):
+    """The spec's shape (reference DECISIONS row 10) plus the flat fields GitLab 8.6 sent (reference 4.5),
+    so clients written against either find what they read."""
+
     id: str
     parents: list[CommitId]
     tree: str
@@ -92,6 +103,11 @@ class BranchCommit(TypedDict):
     committer: Person
     authored_date: str | None
     committed_date: str | None
+    parent_ids: list[str]
+    author_name: str
+    author_email: str
+    committer_name: str
+    committer_email: str
 
 
 class Branch(TypedDict):
@@ -158,6 +174,12 @@ def comparison(found, same_ref: bool) -> Compare:
     }
 
 
+def contributor(found) -> Contributor:
+    """FOUND is git.repo.Contributor."""
+    return {"name": found.name, "email": found.email, "commits": found.commits, "additions": found.additions,
+            "deletions": found.deletions}  # fmt: skip
+
+
 def branch_commit(info) -> BranchCommit:
     return {
         "id": info.id,
@@ -168,6 +190,11 @@ def branch_commit(info) -> BranchCommit:
         "committer": {"name": info.committer.name, "email": info.committer.email},
         "authored_date": iso(info.author.when),
         "committed_date": iso(info.committer.when),
+        "parent_ids": list(info.parent_ids),
+        "author_name": info.author.name,
+        "author_email": info.author.email,
+        "committer_name": info.committer.name,
+        "committer_email": info.committer.email,
     }
 
 

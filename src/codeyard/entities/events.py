@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from .common import View, iso
+from .notes import Note
+from .notes import note as note_entity
 from .users import UserBasic, user_basic
 
 
-class Event(TypedDict):
+class EventBase(TypedDict):
     title: str | None
     project_id: int
     action_name: str
@@ -22,9 +24,14 @@ class Event(TypedDict):
     created_at: str | None
 
 
-def event(row, view: View, action_name: str) -> Event:
+class Event(EventBase, total=False):
+    note: Note  # only on comment events (reference 4.9)
+
+
+def event(row, view: View, action_name: str, note=None) -> Event:
+    """NOTE is the comment of a comment event (target type `Note`), if it still exists."""
     author = row.author
-    return {
+    data = {
         "title": row.title,
         "project_id": row.project_id,
         "action_name": action_name,
@@ -37,3 +44,6 @@ def event(row, view: View, action_name: str) -> Event:
         "target_title": row.title,
         "created_at": iso(row.created_at),
     }
+    if note is not None:
+        data["note"] = note_entity(note, view)
+    return data

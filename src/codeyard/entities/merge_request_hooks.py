@@ -62,8 +62,7 @@ def merge_request_payload(view: View, actor, project, mr, attributes: dict, acti
     }
 
 
-def note_payload(view: View, actor, project, mr, attributes: dict, note) -> dict:
-    url = f"{attributes['url']}#note_{note.id}"
+def _note_payload(view: View, actor, project, note, url: str, line_code: str | None) -> dict:
     return {
         "object_kind": "note",
         "user": _user(view, actor),
@@ -71,10 +70,23 @@ def note_payload(view: View, actor, project, mr, attributes: dict, note) -> dict
         "project": project_hash(view, project),
         "repository": repository_hash(view, project),
         "object_attributes": {
-            "id": note.id, "note": note.note, "noteable_type": "MergeRequest", "author_id": note.author_id,
+            "id": note.id, "note": note.note, "noteable_type": note.noteable_type, "author_id": note.author_id,
             "created_at": _time(note.created_at), "updated_at": _time(note.updated_at), "project_id": note.project_id,
-            "attachment": None, "line_code": None, "commit_id": "", "noteable_id": mr.id, "system": False,
-            "st_diff": None, "updated_by_id": None, "is_award": False, "url": url,
+            "attachment": None, "line_code": line_code, "commit_id": note.commit_id or "",
+            "noteable_id": note.merge_request_id, "system": False, "st_diff": None, "updated_by_id": None,
+            "is_award": False, "url": url,
         },
-        "merge_request": attributes,
     }  # fmt: skip
+
+
+def note_payload(view: View, actor, project, mr, attributes: dict, note) -> dict:
+    """A comment on a merge request: the request's hook attributes under `merge_request`."""
+    payload = _note_payload(view, actor, project, note, f"{attributes['url']}#note_{note.id}", None)
+    return {**payload, "merge_request": attributes}
+
+
+def commit_note_payload(view: View, actor, project, info, note, line_code: str | None) -> dict:
+    """A comment on the commit INFO (a git.repo.CommitInfo): the commit hash under `commit`."""
+    commit = _last_commit(view, project, info)
+    payload = _note_payload(view, actor, project, note, f"{commit['url']}#note_{note.id}", line_code)
+    return {**payload, "commit": commit}

@@ -12,6 +12,7 @@ Paths in, plain data out; no imports of the app.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass
 from itertools import islice
@@ -238,3 +239,30 @@ def compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLim
     start = repository[pygit2.Oid(hex=merged)] if merged else None
     diff = repository.diff(start, head_commit) if start is not None else head_commit.tree.diff_to_tree(swap=True)
     return Comparison(commit_info(head_commit), list(reversed(newest)), file_diffs(repository, diff, limits))
+
+
+_HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_LINE_TYPES = {"+": "new", "-": "old"}
+
+
+def line_position(patch: str, new_line: int, line_type: str) -> tuple[int, int] | None:
+    """(old, new) position of the LINE_TYPE line (`new`: added, `old`: removed) of PATCH whose new-side
+    position is NEW_LINE, numbered as GitLab 8's diff parser numbered them (a removed line's new-side
+    position is that of the next line); None when PATCH has no such line."""
+    old = new = 0
+    in_hunk = False
+    for text in patch.split("\n"):
+        hunk = _HUNK.match(text)
+        if hunk:
+            old, new, in_hunk = int(hunk[1]), int(hunk[2]), True
+            continue
+        if not in_hunk or not text or text.startswith("\\"):
+            continue
+        kind = _LINE_TYPES.get(text[0])  # None: a context line
+        if kind == line_type and new == new_line:
+            return old, new
+        if kind != "new":
+            old += 1
+        if kind != "old":
+            new += 1
+    return None

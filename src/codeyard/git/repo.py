@@ -280,3 +280,44 @@ def branch_names(path: Path) -> list[str]:
 
 def set_head_branch(path: Path, branch: str) -> None:
     open_repository(path).set_head(HEADS + branch)
+
+
+@dataclass
+class Contributor:
+    name: str
+    email: str
+    commits: int = 0
+    additions: int = 0
+    deletions: int = 0
+
+
+CONTRIBUTOR_COMMITS = 2000  # GitLab 8.6 read the newest 2000 commits
+
+
+def contributors(path: Path, ref: str, bound: int = CONTRIBUTOR_COMMITS) -> list[Contributor]:
+    """Authors of the newest BOUND non-merge commits REF reaches, by e-mail, the most recent first:
+    their name in their newest commit, commits, lines added and deleted (binary files count none).
+    git gives commit ids and line counts only (paths come quoted); names are read with pygit2."""
+    repository = open_repository(path)
+    start = str(resolve(repository, ref).id)
+    result = subprocess.run(
+        ["git", "-c", "core.quotePath=true", "--git-dir", str(path), "log", "--no-merges", f"--max-count={bound}",
+         "--numstat", "--no-renames",
+         "--format=%x1e%H", "--end-of-options", start, "--"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise NotInRepository(ref)
+    found: dict[str, Contributor] = {}
+    for record in result.stdout.split("\x1e")[1:]:
+        sha, _, stats = record.partition("\n")
+        author = _person(repository[sha.strip()].author)
+        person = found.setdefault(author.email, Contributor(author.name, author.email))
+        person.name = person.name or author.name
+        person.commits += 1
+        for line in stats.splitlines():
+            added, deleted = [*line.split("\t", 2), "", ""][:2]
+            if added.isdigit() and deleted.isdigit():
+                person.additions += int(added)
+                person.deletions += int(deleted)
+    return list(found.values())

@@ -45,6 +45,7 @@ UPDATE_MERGE_REQUEST = "update_merge_request"
 ADMIN_MERGE_REQUEST = "admin_merge_request"
 DESTROY_MERGE_REQUEST = "destroy_merge_request"
 CREATE_NOTE = "create_note"
+ADMIN_NOTE = "admin_note"
 
 GUEST_RULES = frozenset(
     {
@@ -63,7 +64,7 @@ DEVELOPER_RULES = REPORTER_RULES | {
 }  # fmt: skip
 MASTER_RULES = DEVELOPER_RULES | {
     PUSH_PROTECTED, "update_project_snippet", "admin_milestone", "admin_project_snippet", ADMIN_MEMBERS,
-    "admin_note", "admin_wiki", ADMIN_PROJECT, "admin_commit_status", ADMIN_BUILD,
+    ADMIN_NOTE, "admin_wiki", ADMIN_PROJECT, "admin_commit_status", ADMIN_BUILD,
 }  # fmt: skip
 OWNER_RULES = MASTER_RULES | {
     CHANGE_NAMESPACE, CHANGE_VISIBILITY, RENAME_PROJECT, REMOVE_PROJECT, ARCHIVE_PROJECT, REMOVE_FORK,

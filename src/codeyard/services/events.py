@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
-from ..db.models import Event, Project, User, utcnow
+from ..db.models import Event, Note, Project, User, utcnow
 from ..db.queries import counted_page
 from ..git.refs import ZERO_SHA
 
@@ -63,3 +63,12 @@ def page(session: Session, project: Project, offset: int, limit: int) -> tuple[i
         .options(joinedload(Event.author))
     )
     return counted_page(session, query, offset, limit, Event.id.desc())
+
+
+def notes_of(session: Session, rows: list[Event]) -> dict[int, Note]:
+    """{note id: note} of the comment events among ROWS (one query)."""
+    ids = {row.target_id for row in rows if row.target_type == "Note" and row.target_id is not None}
+    if not ids:
+        return {}
+    found = session.scalars(select(Note).where(Note.id.in_(ids)).options(joinedload(Note.author)))
+    return {note.id: note for note in found}

@@ -48,6 +48,17 @@ def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
         return repo.commit(path_of(rt, project), sha)
 
 
+def contributors(rt, project: Project) -> list[repo.Contributor]:
+    """Authors of the default branch (its newest 2000 non-merge commits); none in an empty repository."""
+    path = path_of(rt, project)
+    if not repo.branch_names(path):
+        with reading(project, "Repository"):
+            repo.open_repository(path)
+        return []
+    with reading(project, "Repository"):
+        return repo.contributors(path, project.head_branch)
+
+
 def archive_source(rt, project: Project, ref: str | None) -> tuple[Path, str]:
     """(repository path, commit SHA) to archive: REF, or the default branch's tip."""
     path = path_of(rt, project)

@@ -51,7 +51,8 @@ def render(ctx: Ctx, mr, with_iid: bool = True) -> MergeRequest:
     return mr_entity(mr, ctx.view, votes, with_iid)
 
 
-def _mr(ctx: Ctx):
+def request_of(ctx: Ctx):
+    """The merge request `:merge_request_id` names in the guarded project; 404 `404 Not found`."""
     return merge_requests.find(ctx.session, ctx.project, ctx.path_int("merge_request_id"))
 
 
@@ -80,18 +81,18 @@ def list_merge_requests(ctx: Ctx) -> paging.Page[MergeRequest]:
 
 @single("GET", guards=READ, summary="A merge request (by its global id)")
 def get_merge_request(ctx: Ctx) -> MergeRequest:
-    return render(ctx, _mr(ctx))
+    return render(ctx, request_of(ctx))
 
 
 @single("GET", "/commits", guards=READ, summary="Commits of the source not on the target, newest first")
 async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
-    found = await ctx.off_loop(merge_requests.comparison, ctx.rt, ctx.project, _mr(ctx))
+    found = await ctx.off_loop(merge_requests.comparison, ctx.rt, ctx.project, request_of(ctx))
     return [repo_commit(info) for info in reversed(found.commits)]
 
 
 @single("GET", "/changes", guards=READ, summary="The request with its changes (merge base to source head)")
 async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
-    mr = _mr(ctx)
+    mr = request_of(ctx)
     data = render(ctx, mr)
     found = await ctx.off_loop(merge_requests.comparison, ctx.rt, ctx.project, mr)
     data["changes"] = [repo_diff(change) for change in found.diffs]
@@ -138,7 +139,7 @@ def create_merge_request(ctx: Ctx) -> MergeRequest:
     summary="Update a merge request; state_event close or reopen",
 )
 def update_merge_request(ctx: Ctx) -> MergeRequest:
-    mr = merge_requests.update(ctx.session, ctx.rt, ctx.actor, ctx.project, _mr(ctx), ctx.args)
+    mr = merge_requests.update(ctx.session, ctx.rt, ctx.actor, ctx.project, request_of(ctx), ctx.args)
     return render(ctx, mr, with_iid=False)
 
 
@@ -156,7 +157,7 @@ def update_merge_request(ctx: Ctx) -> MergeRequest:
     summary="Accept a merge request: a merge commit on the target branch",
 )  # fmt: skip
 async def accept_merge_request(ctx: Ctx) -> MergeRequest:
-    mr = _mr(ctx)
+    mr = request_of(ctx)
     plan = merge_requests.begin_merge(ctx.session, ctx.rt, ctx.project, ctx.access, ctx.actor, mr, ctx.args)
     ctx.commit()  # the request is locked: git writes the merge outside the write transaction
     try:
@@ -171,7 +172,7 @@ async def accept_merge_request(ctx: Ctx) -> MergeRequest:
 
 
 def cancel_merge_when_build_succeeds(ctx: Ctx) -> MergeRequest:
-    mr = merge_requests.cancel_merge_when_build_succeeds(ctx.session, ctx.project, ctx.access, ctx.actor, _mr(ctx))
+    mr = merge_requests.cancel_merge_when_build_succeeds(ctx.session, ctx.project, ctx.access, ctx.actor, request_of(ctx))
     return render(ctx, mr)
 
 
@@ -183,7 +184,7 @@ for _method in ("PUT", "POST"):
 @single("GET", "/comments", guards=READ, paginated=True, summary="Comments on a merge request, oldest first")
 def list_comments(ctx: Ctx) -> paging.Page[Comment]:
     window = paging.window(ctx)
-    total, found = merge_requests.comments(ctx.session, _mr(ctx), window.offset, window.limit)
+    total, found = merge_requests.comments(ctx.session, request_of(ctx), window.offset, window.limit)
     return paging.Page([comment_entity(note, ctx.view) for note in found], total, window)
 
 
@@ -191,5 +192,5 @@ def list_comments(ctx: Ctx) -> paging.Page[Comment]:
         params=(Str("note", required=True, max_length=1_000_000, multiline=True),),
         summary="Comment on a merge request; :+1: and :-1: count as votes")  # fmt: skip
 def add_comment(ctx: Ctx) -> Comment:
-    note = merge_requests.comment(ctx.session, ctx.rt, ctx.project, ctx.actor, _mr(ctx), ctx.args["note"])
+    note = merge_requests.comment(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["note"])
     return comment_entity(note, ctx.view)

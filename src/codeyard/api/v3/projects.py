@@ -269,5 +269,11 @@ API.add(
 def list_events(ctx: Ctx) -> paging.Page[Event]:
     window = paging.window(ctx)
     total, rows = events.page(ctx.session, ctx.project, window.offset, window.limit)
-    return paging.Page([event_entity(row, ctx.view, events.action_name(row)) for row in rows], total, window)
+    notes = events.notes_of(ctx.session, rows)
+    rendered = [event_entity(row, ctx.view, events.action_name(row), _note_of(row, notes)) for row in rows]
+    return paging.Page(rendered, total, window)
+
+
+def _note_of(row, notes: dict):
+    return notes.get(row.target_id) if row.target_type == "Note" else None
 

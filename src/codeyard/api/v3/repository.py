@@ -67,6 +67,15 @@ async def get_commit_diff(ctx: Ctx) -> list[RepoDiff]:
     return [repo_diff(diff) for diff in found]
 
 
+@API.get(REPOSITORY + "/contributors", guards=READ, paginated=True,
+         summary="Authors of the default branch by e-mail, the most recent first (its newest 2000 non-merge commits)")  # fmt: skip
+async def list_contributors(ctx: Ctx) -> paging.Page[shapes.Contributor]:
+    window = paging.window(ctx)
+    found = await _read(ctx, repository.contributors)
+    page = found[window.offset : window.offset + window.limit]
+    return paging.Page([shapes.contributor(person) for person in page], len(found), window)
+
+
 @API.get(
     REPOSITORY + "/compare",
     guards=READ,
@@ -206,15 +215,19 @@ async def _raw(ctx: Ctx, found) -> Response:
     return Response(data, media_type=RAW_TYPE, headers=RAW_HEADERS)
 
 
-@API.get(
-    REPOSITORY + "/blobs/*sha",
-    guards=READ,
-    params=(GitText("filepath", required=True),),
-    summary="The raw content of a file at a commit, branch or tag",
-)
 async def get_blob_at(ctx: Ctx):
     found = await _read(ctx, repository.file_blob, ctx.path_params["sha"], ctx.args["filepath"])
     return await _raw(ctx, found)
+
+
+async def get_commit_blob(ctx: Ctx):
+    return await get_blob_at(ctx)
+
+
+# GitLab 8.6 served one endpoint under both paths (`commits/:sha/blob` is the older form).
+for _path, _handler in (("/blobs/*sha", get_blob_at), ("/commits/*sha/blob", get_commit_blob)):
+    API.get(REPOSITORY + _path, guards=READ, params=(GitText("filepath", required=True),),
+            summary="The raw content of a file at a commit, branch or tag")(_handler)  # fmt: skip
 
 
 @API.get(REPOSITORY + "/raw_blobs/:sha", guards=READ, summary="The raw content of a blob by its SHA (4 to 40 hex digits)")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...entities import users as entities
-from ...errors import MissingParam, Unauthorized
+from ...errors import Unauthorized
 from ...services import credentials, signin, users
 from ..context import Ctx
 from ..params import Str
@@ -22,13 +22,13 @@ async def verified_user_id(ctx: Ctx, login: str, password: str) -> int:
 @API.post(
     "/session",
     auth="none",
-    summary="Sign in with login (username) or email and password",
-    params=(Str("login"), Str("email"), Str("password", required=True, verbatim=True)),
+    summary="Sign in with login (username) or email and password; without either, 401 (GitLab 8.6)",
+    params=(Str("login"), Str("email"), Str("password", verbatim=True)),
 )
 async def create_session(ctx: Ctx) -> entities.UserLogin:
-    login = ctx.args.get("email") or ctx.args.get("login")
-    if not login:
-        raise MissingParam("login")
-    user_id = await verified_user_id(ctx, login, ctx.args["password"])
+    login, password = ctx.args.get("email") or ctx.args.get("login"), ctx.args.get("password")
+    if not login or not password:  # bad credentials, as GitLab 8.6 answered; nothing to check or throttle
+        raise Unauthorized()
+    user_id = await verified_user_id(ctx, login, password)
     user, _token, secret = signin.complete_sign_in(ctx.session, user_id, credentials.PRIVATE, "session")
     return entities.user_login(user, ctx.view, users.can_create_project(ctx.session, user), secret)

@@ -1,4 +1,4 @@
-"""Merge requests and their comments (notes)."""
+"""Merge requests, and the comments (notes) on them and on commits."""
 
 from __future__ import annotations
 
@@ -72,18 +72,34 @@ class MergeRequest(Base):
 Index("ix_merge_requests_target_created", MergeRequest.target_project_id, MergeRequest.created_at)
 
 
+MERGE_REQUEST_NOTE, COMMIT_NOTE = "MergeRequest", "Commit"
+
+
 class Note(Base):
-    """A comment on a merge request."""
+    """A comment on a merge request (`merge_request_id`) or on a commit (`commit_id`, optionally on one
+    line of its diff: `path`, `line`, `line_type`)."""
 
     __tablename__ = "notes"
-    __table_args__ = (Index("ix_notes_merge_request_id_id", "merge_request_id", "id"), NO_ID_REUSE)
+    __table_args__ = (
+        Index("ix_notes_merge_request_id_id", "merge_request_id", "id"),
+        Index("ix_notes_project_id_commit_id_id", "project_id", "commit_id", "id"),
+        NO_ID_REUSE,
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
-    merge_request_id: Mapped[int] = mapped_column(ForeignKey("merge_requests.id", ondelete="CASCADE"))
+    merge_request_id: Mapped[int | None] = mapped_column(ForeignKey("merge_requests.id", ondelete="CASCADE"))
+    commit_id: Mapped[str | None] = mapped_column(String(40))
+    path: Mapped[str | None] = mapped_column(Text)
+    line: Mapped[int | None] = mapped_column(Integer)
+    line_type: Mapped[str | None] = mapped_column(String(8))
     author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     note: Mapped[str] = mapped_column(Text)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
 
     author: Mapped[User | None] = relationship()
+
+    @property
+    def noteable_type(self) -> str:
+        return COMMIT_NOTE if self.commit_id is not None else MERGE_REQUEST_NOTE

@@ -1,0 +1,103 @@
+"""Notes: the notes resource of merge requests (the same rows as their `comments`) and comments on
+commits, optionally on one line of the commit's diff (reference 4.8, 10.8; GitLab 8.6 commits API)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, joinedload
+
+from ..db.models import MergeRequest, Note, Project, is_id
+from ..db.queries import counted_page
+from ..entities import merge_request_hooks as hook_entities
+from ..entities.commits import title as commit_title
+from ..errors import Forbidden, RecordNotFound
+from ..git import diffs, repo
+from ..policies import projects as policy
+from . import events, webhooks
+from .repository import path_of, reading
+
+
+def merge_request_note(session: Session, mr: MergeRequest, note_id: int) -> Note:
+    """The request's note NOTE_ID; `404 Not found` otherwise."""
+    note = session.get(Note, note_id, options=[joinedload(Note.author)]) if is_id(note_id) else None
+    if note is None or note.merge_request_id != mr.id:
+        raise RecordNotFound()
+    return note
+
+
+def update(session: Session, access, actor, note: Note, body: str) -> Note:
+    """A new text for NOTE: its author may, and whoever administers the project's notes (master+)."""
+    if note.author_id != actor.id and not access.can(policy.ADMIN_NOTE):
+        raise Forbidden()
+    note.note = body
+    session.flush()
+    return note
+
+
+# --- comments on commits -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Position:
+    """A line of a commit's diff: the file's new path, the line's old and new numbers, its type."""
+
+    path: str
+    old_line: int
+    new_line: int
+    line_type: str
+
+    @property
+    def line_code(self) -> str:
+        """GitLab's line code: SHA-1 of the path, then the old and new line numbers."""
+        return f"{hashlib.sha1(self.path.encode()).hexdigest()}_{self.old_line}_{self.new_line}"
+
+
+def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
+    """The commit SHA names (a SHA, branch or tag); 404 `404 Commit Not Found`."""
+    with reading(project, "Commit"):
+        return repo.commit(path_of(rt, project), sha)
+
+
+def locate(rt, project: Project, sha: str, line: tuple[str, int, str] | None) -> tuple[repo.CommitInfo, Position | None]:
+    """The commit SHA names (404 `404 Commit Not Found`) and, for LINE = (path, number, type), the line
+    of its diff in the file whose new path is PATH, of TYPE (`new`, `old`) at new-side NUMBER, as
+    GitLab looked it up; None when there is none (a comment on the commit as a whole)."""
+    found = commit(rt, project, sha)
+    if line is None:
+        return found, None
+    path, number, line_type = line
+    with reading(project, "Commit"):
+        changes = diffs.commit_diff(path_of(rt, project), found.id)
+    for change in changes:
+        if change.new_path == path:
+            at = diffs.line_position(change.diff, number, line_type)
+            if at is not None:
+                return found, Position(path, at[0], at[1], line_type)
+    return found, None
+
+
+def commit_comments(session: Session, project: Project, sha: str, offset: int, limit: int) -> tuple[int, list[Note]]:
+    """PROJECT's comments on the commit SHA (a full id), oldest first."""
+    query = (
+        select(Note)
+        .where(Note.project_id == project.id, Note.commit_id == sha)
+        .options(joinedload(Note.author))
+    )
+    return counted_page(session, query, offset, limit, Note.id.asc())
+
+
+def comment_on_commit(session: Session, rt, project: Project, actor, info: repo.CommitInfo, text: str,
+                      at: Position | None) -> Note:  # fmt: skip
+    """Add a comment to the commit INFO (on the line AT, if any): a `commented on` event and a Note Hook."""
+    note = Note(project_id=project.id, commit_id=info.id, author_id=actor.id, note=text,
+                path=at and at.path, line=at and at.new_line, line_type=at and at.line_type)  # fmt: skip
+    session.add(note)
+    session.flush()
+    events.record(session, project, actor.id, events.COMMENTED, target_id=note.id, target_type="Note",
+                  title=commit_title(info.message))  # fmt: skip
+    payload = hook_entities.commit_note_payload(rt.view(), actor, project, info, note, at and at.line_code)
+    webhooks.trigger(session, project.id, "note_events", payload)
+    return note
