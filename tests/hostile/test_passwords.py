@@ -107,8 +107,16 @@ def test_throttle_per_account_refuses_without_checking(app, rt, users, argon2_ru
     assert sign_in(app, "203.0.113.7", "alice", alice.password).status_code == 201
 
 
+def assert_window_left(retry_after: str, first_failure: float) -> None:
+    """Retry-After is what is left of the 60 s window opened by the first failure (a loaded machine
+    may take seconds between the failures and the refusal)."""
+    elapsed = time.monotonic() - first_failure
+    assert 60 - elapsed - 1 <= int(retry_after) <= 60
+
+
 def test_throttle_per_address_counts_every_login(app, rt, users, argon2_runs):
     alice = users.create("alice")
+    first_failure = time.monotonic()
     for attempt in range(LIMIT):  # guessing many logins, some of them unknown, from one address
         login = "alice" if attempt % 2 else f"nobody{attempt}"
         assert sign_in(app, "192.0.2.66", login, WRONG).status_code == 401
@@ -117,7 +125,7 @@ def test_throttle_per_address_counts_every_login(app, rt, users, argon2_runs):
         "/oauth/token", data={"grant_type": "password", "username": "alice", "password": alice.password}
     )
     assert response.status_code == 429
-    assert response.headers["retry-after"] in ("59", "60")
+    assert_window_left(response.headers["retry-after"], first_failure)
     assert len(argon2_runs) == LIMIT
     assert state(rt, alice.id) == before
     # The account failed 5 times only: from elsewhere it signs in, which clears the account's count.
@@ -244,11 +252,13 @@ def test_git_password_is_throttled_and_tokens_are_not(app, rt, users, projects, 
     alice = users.create("alice")
     project = projects.create(alice)
     client = client_at(app, "198.51.100.20")
+    first_failure = time.monotonic()
     for _ in range(LIMIT):
         assert info_refs(client, project, "alice", WRONG).status_code == 401
     before = state(rt, alice.id)
     refused = info_refs(client, project, "alice", alice.password)
-    assert refused.status_code == 429 and refused.headers["retry-after"] in ("59", "60")
+    assert refused.status_code == 429
+    assert_window_left(refused.headers["retry-after"], first_failure)
     assert len(argon2_runs) == LIMIT and state(rt, alice.id) == before
     assert info_refs(client, project, "alice", alice.token).status_code == 200  # tokens: neither gated nor throttled
 
