@@ -233,14 +233,15 @@ def refresh_head(session: Session, rt, mr: MergeRequest) -> str | None:
         return merge_refs.keep_head(path_of(rt, target), path_of(rt, source), mr.source_branch, mr.iid)
 
 
-def comparison(rt, project: Project, mr: MergeRequest) -> diffs.Comparison:
-    """Commits and changes of the request: its head since it left the target branch, within the diff limits."""
+def comparison(rt, project: Project, mr: MergeRequest, *, commits: bool = True, files: bool = True) -> diffs.Comparison:
+    """Commits and changes of the request (what COMMITS and FILES ask for): its head since it left
+    the target branch, within the diff limits."""
     path = path_of(rt, project)
     with reading(project, "Branch"):
         head = merge_refs.head_sha(path, mr.iid)
         if head is None or repo.branch(path, mr.target_branch) is None:
             return diffs.Comparison(None, [], [])
-        return diffs.compare(path, mr.target_branch, head)
+        return diffs.compare(path, mr.target_branch, head, commits=commits, files=files)
 
 
 def _record(session: Session, rt, project: Project, actor, mr: MergeRequest, action: int, hook_action: str) -> None:
