@@ -11,6 +11,7 @@ import logging
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select
@@ -44,6 +45,7 @@ from ..errors import (
 )  # fmt: skip
 from ..git import diffs, merge_refs, repo
 from ..git.refs import HEADS
+from ..jobs import queue
 from ..policies import branches as branch_policy
 from ..policies import projects as policy
 from . import access as access_service
@@ -353,9 +355,67 @@ def begin_merge(session: Session, rt, project: Project, access, actor, mr: Merge
         name=_clean(actor.name) or actor.username, email=_clean(actor.email) or f"{actor.username}@localhost",
         remove_source=bool(args.get("should_remove_source_branch")),
     )  # fmt: skip
+    lock(session, mr, actor)
+    return plan
+
+
+# A request still `locked` this long after an accept began lost its accept (the process died between
+# begin_merge and finish_merge): the job enqueued with the lock settles it then.
+LOCK_SECONDS = 600.0
+SETTLE_KIND = "merge_request.settle_lock"
+
+
+def lock(session: Session, mr: MergeRequest, actor) -> None:
+    """Lock MR for an accept by ACTOR; the lock's settlement job is written in the same transaction,
+    so a lock that commits always has one."""
+    stamp = utcnow().isoformat()
+    mr.merge_params = {**(mr.merge_params or {}), "locked_from": mr.state, "locked_at": stamp, "locked_by": actor.id}
     mr.state = LOCKED
     session.flush()
-    return plan
+    queue.enqueue(session, SETTLE_KIND, {"merge_request_id": mr.id, "locked_at": stamp}, delay=LOCK_SECONDS)
+
+
+def _unlock(mr: MergeRequest) -> str:
+    """Drop MR's lock notes; the state it had before."""
+    params = dict(mr.merge_params or {})
+    previous = params.pop("locked_from", OPENED)
+    for key in ("locked_at", "locked_by"):
+        params.pop(key, None)
+    mr.merge_params = params or None
+    return previous
+
+
+def _still_locked(mr: MergeRequest | None, stamp: str | None) -> bool:
+    return mr is not None and mr.state == LOCKED and (stamp is None or (mr.merge_params or {}).get("locked_at") == stamp)
+
+
+def settle_lock(rt, job) -> None:
+    """The job of a lock: if its accept never finished, the request is recorded merged when the target
+    branch already contains the head (with the merge commit, event, hook and post-push steps a
+    normal accept records), else it is open again as before."""
+    with rt.db.transaction() as session:
+        mr = session.get(MergeRequest, job.payload["merge_request_id"])
+        if not _still_locked(mr, job.payload.get("locked_at")):
+            return
+        project = session.get(Project, mr.target_project_id)
+        actor = session.get(User, (mr.merge_params or {}).get("locked_by") or 0) or session.get(User, mr.author_id)
+        path = path_of(rt, project)
+        with reading(project, "Repository"):
+            head = merge_refs.head_sha(path, mr.iid)
+            merge = merge_refs.merged_by(path, mr.target_branch, head) if head else None
+        if merge is None:
+            mr.state = _unlock(mr)
+            check_status(session, rt, mr)
+            log.warning("merge request %s: an accept that never finished was undone", mr.id)
+            return
+        log.warning("merge request %s: an accept that never finished is recorded (%s)", mr.id, merge[1])
+        if merge[1] is None:  # merged some other way, long ago: no merge commit to name
+            _unlock(mr)
+            mr.state = MERGED
+            _record(session, rt, project, actor, mr, events.MERGED, "merge")
+            return
+        plan = SimpleNamespace(mr_id=mr.id, target_branch=mr.target_branch, remove_source=False)
+        finish_merge(session, rt, project, actor, plan, merge)
 
 
 def _clean(text: str) -> str:
@@ -378,7 +438,9 @@ def write_merge(plan: MergePlan) -> tuple[str, str]:
 
 def abandon_merge(session: Session, plan: MergePlan) -> None:
     mr = session.get(MergeRequest, plan.mr_id)
-    mr.state = plan.previous_state
+    if not _still_locked(mr, None):
+        return  # settled meanwhile
+    mr.state = _unlock(mr)
     mr.merge_status = CANNOT_BE_MERGED
     session.flush()
 
@@ -389,7 +451,10 @@ def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan,
     from . import pushes
 
     mr = session.get(MergeRequest, plan.mr_id)
+    if not _still_locked(mr, None):
+        return mr  # settled meanwhile (its accept outlived the lock's bound): recorded once
     old, new = moved
+    _unlock(mr)
     mr.state, mr.merge_commit_sha = MERGED, new
     mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
     session.flush()
