@@ -8,7 +8,6 @@ Votes are `:+1:` / `:-1:` comments.
 from __future__ import annotations
 
 import logging
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -280,29 +279,69 @@ def check_status(session: Session, rt, mr: MergeRequest) -> str:
     return mr.merge_status
 
 
-def after_push(session: Session, rt, project: Project, user, branches: set[str]) -> None:
-    """A post-push step: open requests from a pushed branch move their head ref (and fire an
-    `update` Merge Request Hook); every open request from or into a pushed branch has its merge
-    status computed again."""
-    if not branches:
-        return
-    moved = select(MergeRequest).where(
+AFTER_PUSH_KIND = "merge_request.after_push"
+
+
+def _moved_by(project_id: int, branches) -> Any:
+    """Open requests from a pushed branch of PROJECT_ID or into one."""
+    return select(MergeRequest).where(
         MergeRequest.open,
         or_(
-            and_(MergeRequest.source_project_id == project.id, MergeRequest.source_branch.in_(branches)),
-            and_(MergeRequest.target_project_id == project.id, MergeRequest.target_branch.in_(branches)),
+            and_(MergeRequest.source_project_id == project_id, MergeRequest.source_branch.in_(branches)),
+            and_(MergeRequest.target_project_id == project_id, MergeRequest.target_branch.in_(branches)),
         ),
     )
-    for mr in session.scalars(moved):
+
+
+def after_push(session: Session, rt, project: Project, user, branches: set[str]) -> None:
+    """A post-push step: when open requests come from or go into a pushed branch, a job (in the
+    push's transaction) moves their heads and computes their merge status again; git does not work
+    inside the push's transaction."""
+    if not branches or session.scalar(_moved_by(project.id, branches).with_only_columns(MergeRequest.id).limit(1)) is None:
+        return
+    payload = {"project_id": project.id, "user_id": getattr(user, "id", None), "branches": sorted(branches)}
+    queue.enqueue(session, AFTER_PUSH_KIND, payload)
+
+
+@dataclass(frozen=True)
+class _Moved:
+    mr_id: int
+    iid: int
+    target: Path
+    source: Path | None  # set when the head follows a pushed source branch
+    source_branch: str
+    target_branch: str
+
+
+def refresh_after_push(rt, job) -> None:
+    """The job of `after_push`: heads fetched and trial merges run with no transaction open, then one
+    short transaction records each status and fires the `update` hooks of moved heads."""
+    payload = job.payload
+    with rt.db.transaction(write=False) as session:
+        moved = []
+        for mr in session.scalars(_moved_by(payload["project_id"], payload["branches"])):
+            from_source = mr.source_project_id == payload["project_id"] and mr.source_branch in payload["branches"]
+            source = _source(session, mr) if from_source else None
+            target = session.get(Project, mr.target_project_id)
+            moved.append(_Moved(mr.id, mr.iid, path_of(rt, target), path_of(rt, source) if source else None,
+                                mr.source_branch, mr.target_branch))  # fmt: skip
+    statuses = {}
+    for item in moved:
         try:
-            from_source = mr.source_project_id == project.id and mr.source_branch in branches
-            if from_source:
-                refresh_head(session, rt, mr)
-            check_status(session, rt, mr)
-            if from_source:
+            if item.source is not None:
+                merge_refs.keep_head(item.target, item.source, item.source_branch, item.iid)
+            statuses[item] = merge_refs.can_merge(item.target, item.target_branch, merge_refs.head_sha(item.target, item.iid))
+        except Exception:  # one request's broken repository must not keep the others unchanged
+            log.exception("merge request %s: head or status not updated after a push", item.mr_id)
+    with rt.db.transaction() as session:
+        user = session.get(User, payload.get("user_id") or 0)
+        for item, mergeable in statuses.items():
+            mr = session.get(MergeRequest, item.mr_id)
+            if mr is None or not mr.open or mr.target_branch != item.target_branch:
+                continue  # closed, merged or retargeted meanwhile: its own change computed its status
+            mr.merge_status = CAN_BE_MERGED if mergeable else CANNOT_BE_MERGED
+            if item.source is not None and user is not None:
                 _hook(session, rt, session.get(Project, mr.target_project_id), user, mr, "update")
-        except (CodeyardError, subprocess.SubprocessError) as error:
-            log.error("merge request %s: head or status not updated after a push: %s", mr.id, error)
 
 
 # --- accept --------------------------------------------------------------------------------------
