@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from codeyard.db.models import Event, MergeRequest, Project, ProtectedBranch, User
+from codeyard.jobs.worker import Worker
 from codeyard.services import pushes
 
 from ..support import WorkingCopy, make_team
@@ -90,6 +91,7 @@ def _push(rt, team, branch):
         project, user = session.get(Project, team.project.id), session.get(User, team.user("developer").id)
         update = pushes.RefUpdate(f"refs/heads/{branch}", before, work.git("rev-parse", branch))
         pushes.post_push(session, rt, project, user, [update])
+    Worker(rt, backoff=0).run_until_idle()  # heads and statuses follow in a job, after the push's transaction
 
 
 def test_status_follows_pushes_and_merge_after_target_moved(api, rt, team):

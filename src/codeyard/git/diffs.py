@@ -12,8 +12,12 @@ Paths in, plain data out; no imports of the app.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -41,7 +45,7 @@ class DiffLimits:
 LIMITS = DiffLimits()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class FileDiff:
     """One changed file (GitLab's RepoDiff): paths, octal modes, flags and the patch text."""
 
@@ -139,65 +143,231 @@ class _Sizes:
         return self.known[key]
 
 
-def _patch_within(diff: pygit2.Diff, index: int, max_bytes: int) -> str | None:
-    """The file's patch without headers, or None if it is over MAX_BYTES (refused before it is split
-    into lines when the whole text already is)."""
-    whole = diff[index].text or ""
-    if len(whole) > max_bytes:
-        return None
-    return _within(_without_headers(whole), max_bytes)
+def _patch(diff: pygit2.Diff, index: int) -> str:
+    """The file's patch with its headers."""
+    return diff[index].text or ""
 
 
 def _within(text: str, max_bytes: int) -> str | None:
     return text if len(text) <= max_bytes and len(text.encode()) <= max_bytes else None
 
 
-def _all_patches(diff: pygit2.Diff) -> list[str] | None:
-    """Every file's patch from one render of the whole diff (one call instead of a Python object
-    per file), split where a line starts a file's header; None when that does not give one patch
-    per file (then each is rendered alone)."""
-    whole = diff.patch or ""
-    if not whole.startswith("diff --git "):
-        return None
-    parts = whole.split("\ndiff --git ")
-    if len(parts) != len(diff):
-        return None
-    if len(parts) == 1:
-        return [whole]
-    # Each split took the newline before the next header from the part before it; the last keeps the end.
-    return [parts[0] + "\n", *("diff --git " + part + "\n" for part in parts[1:-1]), "diff --git " + parts[-1]]
+def _one(budget: _Budget, limits: DiffLimits, delta: pygit2.DiffDelta, size: int, patch: str | None) -> FileDiff:
+    """One file of a diff rendered by libgit2, within the limits: the budget, its blob SIZE and the
+    length of PATCH (its text with headers, None when already known to be too long), in that order."""
+    if budget.spent:
+        return _entry(delta, collapsed=True)
+    if size > limits.max_blob_bytes:
+        return _entry(delta, too_large=True)
+    text = None if patch is None else _within(_without_headers(patch), limits.max_patch_bytes)
+    if text is None:
+        return _entry(delta, too_large=True)
+    budget.spend(text)
+    return _entry(delta, text)
 
 
-def file_diffs(repository: pygit2.Repository, diff: pygit2.Diff, limits: DiffLimits | None = None) -> list[FileDiff]:
-    """The files of DIFF within LIMITS (default `LIMITS`), in git's order."""
-    limits = limits or LIMITS
-    sizes = _Sizes(repository.odb)
-    small = len(diff) <= limits.rename_max_files
-    total = sum(sizes.of(delta) for delta in diff.deltas) if small else None
-    if small and total <= limits.rename_max_bytes:
+def _by_libgit2(repository: pygit2.Repository, diff: pygit2.Diff, limits: DiffLimits, renames: bool) -> list[FileDiff]:
+    """File by file: sizes first, then each patch alone (rendered only while the budget lasts)."""
+    sizes, budget = _Sizes(repository.odb), _Budget(limits)
+    if renames:
         diff.find_similar()
-    # A diff whose blobs are each within max_blob_bytes and together within max_bytes is rendered
-    # whole at once (what the files one by one would render, about): one call instead of one per file.
-    at_once = small and total <= limits.max_bytes and len(diff) <= limits.max_listed
-    at_once = at_once and all(sizes.of(delta) <= limits.max_blob_bytes for delta in diff.deltas)
-    patches = _all_patches(diff) if at_once else None
-    budget, found = _Budget(limits), []
+    found = []
     for index, delta in enumerate(islice(diff.deltas, limits.max_listed)):
-        if budget.spent:
-            found.append(_entry(delta, collapsed=True))
-        elif sizes.of(delta) > limits.max_blob_bytes:
-            found.append(_entry(delta, too_large=True))
-        else:
-            if patches is not None:
-                text = _within(_without_headers(patches[index]), limits.max_patch_bytes)
-            else:
-                text = _patch_within(diff, index, limits.max_patch_bytes)
-            if text is None:
-                found.append(_entry(delta, too_large=True))
-            else:
-                budget.spend(text)
-                found.append(_entry(delta, text))
+        size = sizes.of(delta)
+        patch = None if budget.spent or size > limits.max_blob_bytes else _patch(diff, index)
+        found.append(_one(budget, limits, delta, size, patch))
     return found
+
+
+# --- one `git diff` for the whole diff --------------------------------------------------------------
+
+# What git prints is fixed here whatever the configuration (libgit2's defaults: Myers, three lines of
+# context, no indent heuristic, a/ and b/ prefixes, quoted paths), and a blob over max_blob_bytes is
+# never loaded (`core.bigFileThreshold`: git says "Binary files ... differ" from its size alone).
+_GIT_DIFF = ("-c", "core.quotePath=true", "-c", "diff.suppressBlankEmpty=false", "diff", "--raw", "-z", "--patch",
+             "--no-abbrev", "--no-color", "--no-ext-diff", "--no-textconv", "--no-indent-heuristic",
+             "--diff-algorithm=myers", "--unified=3", "--inter-hunk-context=0", "--src-prefix=a/",
+             "--dst-prefix=b/", "--ignore-submodules=none", "--no-relative")  # fmt: skip
+_NO_USER_CONFIG = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+_CHUNK = 256 * 1024
+
+
+# A record of `git diff --raw -z`: old path, new path, old mode, new mode (libgit2's octal text),
+# old blob id, new blob id (hex bytes), status letter.
+_Raw = tuple[str, str, str, str, bytes, bytes, str]
+_MODES: dict[bytes, str] = {}
+
+
+def _mode(octal: bytes) -> str:
+    """Git's six octal digits as the mode text (`0` for none); the few modes there are, remembered."""
+    text = _MODES.get(octal)
+    if text is None:
+        mode = int(octal, 8)
+        text = f"{mode:o}" if mode else "0"
+        if len(_MODES) < 64:
+            _MODES[octal] = text
+    return text
+
+
+def _raw_records(out: bytearray) -> tuple[list[_Raw], int]:
+    """The records at the start of `git diff --raw -z --patch` output, and where the patches start
+    (after the NUL that ends the records: the only empty field). Raises ValueError or IndexError
+    when OUT is not that."""
+    if not out.startswith(b":"):
+        return [], 0
+    end = out.index(b"\0\0")
+    fields, found, at = bytes(out[:end]).split(b"\0"), [], 0
+    while at < len(fields):
+        if not fields[at].startswith(b":"):
+            raise ValueError("not a raw record")
+        old_mode, new_mode, old_id, new_id, status = fields[at][1:].split(b" ")
+        paired = status[:1] in (b"R", b"C")
+        old_path = fields[at + 1].decode("utf-8", "replace")
+        new_path = fields[at + 2].decode("utf-8", "replace") if paired else old_path
+        found.append((old_path, new_path, _mode(old_mode), _mode(new_mode), old_id, new_id, chr(status[0])))
+        at += 3 if paired else 2
+    return found, end + 2
+
+
+def _split_patches(whole: str) -> list[str]:
+    """A patch of several files cut where a line starts a file's header (each keeps its last newline)."""
+    starts, at = [0], whole.find("\ndiff --git ")
+    while at >= 0:
+        starts.append(at + 1)
+        at = whole.find("\ndiff --git ", at + 1)
+    ends = [*starts[1:], len(whole)]
+    return [whole[start:end] for start, end in zip(starts, ends, strict=True)] if whole else []
+
+
+def _git_output(command: list[str], cap: int, deadline: float) -> bytearray | None:
+    """The standard output of COMMAND, or None past CAP bytes, past DEADLINE seconds or on failure
+    (git is killed: it never writes more than the pipe holds past the cap)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               env={**os.environ, **_NO_USER_CONFIG})  # fmt: skip
+    timer = threading.Timer(deadline, process.kill)
+    timer.start()
+    try:
+        out = bytearray()
+        while len(out) <= cap and (chunk := process.stdout.read1(_CHUNK)):
+            out += chunk
+        if len(out) > cap:
+            process.kill()
+        return out if process.wait() == 0 and len(out) <= cap else None
+    finally:
+        timer.cancel()
+        process.stdout.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _by_git(repository: pygit2.Repository, ids: tuple[str, str], count: int, limits: DiffLimits,
+            renames: bool) -> list[FileDiff] | None:  # fmt: skip
+    """The COUNT files (before renames pair them) from IDS[0] to IDS[1] rendered by one `git diff`
+    and split per file; None when git fails, is too slow or too long, or does not give one patch
+    per file (a type change is two)."""
+    command = ["git", "--git-dir", repository.path, "-c", f"core.bigFileThreshold={limits.max_blob_bytes}", *_GIT_DIFF,
+               "-M" if renames else "--no-renames", "--end-of-options", *ids, "--"]  # fmt: skip
+    cap = 2 * limits.max_bytes + count * 1024 + 65536
+    out = _git_output(command, cap, limits.compare_seconds)
+    if out is None:
+        return None
+    try:
+        records, start = _raw_records(out)
+    except (ValueError, IndexError):
+        return None
+    whole = str(memoryview(out)[start:], "utf-8", "replace")
+    del out
+    patches = _split_patches(whole)
+    del whole
+    if len(patches) != len(records) or not all(patch.startswith("diff --git ") for patch in patches):
+        return None
+    budget, found = _Budget(limits), []
+    for raw, patch in zip(records, patches, strict=True):
+        if budget.spent:
+            found.append(_git_entry(raw, "", False, True))
+            continue
+        text = _within(_as_libgit2(_without_headers(patch), raw), limits.max_patch_bytes)
+        if text is not None and text.startswith("Binary files "):
+            text = None if _larger_blob(repository.odb, raw) > limits.max_blob_bytes else text
+        if text is None:
+            found.append(_git_entry(raw, "", True, False))
+        else:
+            budget.spend(text)
+            found.append(_git_entry(raw, text, False, False))
+    return found
+
+
+_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\"}
+
+
+def _quoted(name: str) -> str:
+    """NAME as git and libgit2 write it in a patch: in double quotes, C escapes and octal bytes, when it
+    has a control character, a quote, a backslash or a byte past ASCII."""
+    raw = name.encode("utf-8", "surrogateescape")
+    if all(32 <= byte < 127 and byte not in (34, 92) for byte in raw):
+        return name
+    return '"' + "".join(_ESCAPES.get(b) or (chr(b) if 32 <= b < 127 else f"\\{b:03o}") for b in raw) + '"'
+
+
+def _as_libgit2(text: str, raw: _Raw) -> str:
+    """Git's patch text as libgit2 writes it: no tab after a file name with a space in the `---` and
+    `+++` lines, and those lines even for an empty file added or deleted."""
+    if text.startswith("--- "):
+        first, second, rest = text.split("\n", 2)
+        if first.endswith("\t") or second.endswith("\t"):
+            text = f"{first.removesuffix(chr(9))}\n{second.removesuffix(chr(9))}\n{rest}"
+    elif not text and raw[6] == "A":
+        text = f"--- /dev/null\n+++ {_quoted('b/' + raw[1])}\n"
+    elif not text and raw[6] == "D":
+        text = f"--- {_quoted('a/' + raw[0])}\n+++ /dev/null\n"
+    return text
+
+
+def _larger_blob(odb: pygit2.Odb, raw: _Raw) -> int:
+    sizes = [0]
+    for blob, mode in ((raw[4], raw[2]), (raw[5], raw[3])):
+        if blob.strip(b"0") and mode != "160000":
+            with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
+                sizes.append(odb.read_header(pygit2.Oid(hex=blob.decode()))[1])
+    return max(sizes)
+
+
+def _git_entry(raw: _Raw, diff: str, too_large: bool, collapsed: bool) -> FileDiff:
+    old_path, new_path, a_mode, b_mode, _, _, status = raw
+    return FileDiff(old_path, new_path, a_mode, b_mode, diff, status == "A", status == "R", status == "D",
+                    too_large, collapsed)  # fmt: skip
+
+
+# The empty tree: the "parent" of a root commit (git knows it without storing it).
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def _renames(repository: pygit2.Repository, diff: pygit2.Diff, limits: DiffLimits) -> bool:
+    """Detect renames? Only in a diff of at most rename_max_files files whose blobs together are within
+    rename_max_bytes (detection reads blobs), and only when a file was added and one deleted."""
+    if len(diff) > limits.rename_max_files:
+        return False
+    statuses = {delta.status_char() for delta in diff.deltas}
+    if not ("A" in statuses and "D" in statuses):
+        return False
+    sizes = _Sizes(repository.odb)
+    return sum(sizes.of(delta) for delta in diff.deltas) <= limits.rename_max_bytes
+
+
+def file_diffs(repository: pygit2.Repository, diff: pygit2.Diff, limits: DiffLimits | None = None,
+               ids: tuple[str, str] | None = None) -> list[FileDiff]:  # fmt: skip
+    """The files of DIFF within LIMITS (default `LIMITS`), in git's order. When its IDS (the commits or
+    trees it goes between) are given and it has no more files than a response may render, one
+    `git diff` renders it whole (much faster than libgit2 file by file); otherwise, or when that
+    fails, libgit2 renders file by file."""
+    limits = limits or LIMITS
+    renames = _renames(repository, diff, limits)
+    if ids is not None and len(diff) <= min(limits.max_files, limits.max_listed):
+        found = _by_git(repository, ids, len(diff), limits, renames)
+        if found is not None:
+            return found
+    return _by_libgit2(repository, diff, limits, renames)
 
 
 def commit_diff(path: Path, sha: str, limits: DiffLimits | None = None) -> list[FileDiff]:
@@ -205,8 +375,9 @@ def commit_diff(path: Path, sha: str, limits: DiffLimits | None = None) -> list[
     repository = open_repository(path)
     found = resolve(repository, sha)
     if found.parents:
-        return file_diffs(repository, repository.diff(found.parents[0], found), limits)
-    return file_diffs(repository, found.tree.diff_to_tree(swap=True), limits)
+        parent = found.parents[0]
+        return file_diffs(repository, repository.diff(parent, found), limits, (str(parent.id), str(found.id)))
+    return file_diffs(repository, found.tree.diff_to_tree(swap=True), limits, (EMPTY_TREE, str(found.id)))
 
 
 class _TimedOut(Exception):
@@ -221,24 +392,54 @@ def _git(path: Path, deadline: float, *args: str) -> subprocess.CompletedProcess
         raise _TimedOut() from None
 
 
-def compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLimits | None = None) -> Comparison:
+def _started(path: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(["git", "--git-dir", str(path), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+
+
+def _finished(process: subprocess.Popen, deadline: float) -> str:
+    try:
+        return process.communicate(timeout=max(deadline, 0))[0]
+    except subprocess.TimeoutExpired:
+        raise _TimedOut() from None
+
+
+def compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLimits | None = None, *,
+            commits: bool = True, files: bool = True) -> Comparison:  # fmt: skip
     """The commits on HEAD since it left BASE (at most LIMIT) and the diff from their merge base to
-    HEAD (git's `base...head`). Git sees only commit ids; past the deadline the comparison is empty
-    and says so."""
+    HEAD (git's `base...head`); only what COMMITS and FILES ask for (the other is empty). Git sees
+    only commit ids; past the deadline the comparison is empty and says so. The commits are listed
+    while the diff is rendered."""
     limits = limits or LIMITS
     repository = open_repository(path)
     base_commit, head_commit = resolve(repository, base), resolve(repository, head)
     base_id, head_id = str(base_commit.id), str(head_commit.id)
+    end = time.monotonic() + limits.compare_seconds
+    listing = None
+    if commits:
+        listing = _started(path, "rev-list", "--topo-order", f"--max-count={limit}", "--end-of-options", head_id,
+                           f"^{base_id}", "--")  # fmt: skip
     try:
-        merged = _git(path, limits.compare_seconds, "merge-base", "--end-of-options", base_id, head_id).stdout.strip()
-        listed = _git(path, limits.compare_seconds, "rev-list", "--topo-order", f"--max-count={limit}",
-                      "--end-of-options", head_id, f"^{base_id}", "--")  # fmt: skip
+        found = _changes(repository, base_id, head_commit, limits) if files else []
+        listed = _finished(listing, end - time.monotonic()) if listing is not None else ""
     except _TimedOut:
         return Comparison(commit_info(head_commit), [], [], timed_out=True)
-    newest = [commit_info(repository[pygit2.Oid(hex=line)]) for line in listed.stdout.split()]
+    finally:
+        if listing is not None and listing.poll() is None:
+            listing.kill()
+            listing.communicate()
+    newest = [commit_info(repository[pygit2.Oid(hex=line)]) for line in listed.split()]
+    return Comparison(commit_info(head_commit), list(reversed(newest)), found)
+
+
+def _changes(repository: pygit2.Repository, base_id: str, head: pygit2.Commit, limits: DiffLimits) -> list[FileDiff]:
+    """The files changed from the merge base of BASE_ID and HEAD to HEAD."""
+    head_id = str(head.id)
+    merged = _git(Path(repository.path), limits.compare_seconds, "merge-base", "--end-of-options", base_id,
+                  head_id).stdout.strip()  # fmt: skip
     start = repository[pygit2.Oid(hex=merged)] if merged else None
-    diff = repository.diff(start, head_commit) if start is not None else head_commit.tree.diff_to_tree(swap=True)
-    return Comparison(commit_info(head_commit), list(reversed(newest)), file_diffs(repository, diff, limits))
+    diff = repository.diff(start, head) if start is not None else head.tree.diff_to_tree(swap=True)
+    return file_diffs(repository, diff, limits, (merged or EMPTY_TREE, head_id))
 
 
 _HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")

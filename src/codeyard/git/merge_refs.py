@@ -86,3 +86,28 @@ def merge(path: Path, target_branch: str, head: str, message: str, name: str, em
     if moved.returncode != 0:
         raise RefMoved(target_branch)
     return old, new
+
+
+def merged_by(path: Path, target_branch: str, head: str, depth: int = 1000) -> tuple[str | None, str | None] | None:
+    """When TARGET_BRANCH contains HEAD: (the target before, the merge commit) of the newest commit
+    among its last DEPTH first parents whose second parent is HEAD (or (HEAD's parent, HEAD) when the
+    branch reached HEAD itself), (None, None) when no such commit is that near; None when it does
+    not contain HEAD."""
+    repository = open_repository(path)
+    ref = repository.references.get(HEADS + target_branch) if is_branch_name(target_branch) else None
+    if ref is None:
+        return None
+    tip, wanted = ref.peel(pygit2.Commit), pygit2.Oid(hex=head)
+    if tip.id != wanted and not repository.descendant_of(tip.id, wanted):
+        return None
+    commit = tip
+    for _ in range(depth):
+        parents = commit.parent_ids
+        if commit.id == wanted:
+            return (str(parents[0]) if parents else "0" * 40), str(commit.id)
+        if len(parents) > 1 and parents[1] == wanted:
+            return str(parents[0]), str(commit.id)
+        if not parents:
+            break
+        commit = repository[parents[0]]
+    return None, None

@@ -10,8 +10,10 @@ idempotent.
 
 from __future__ import annotations
 
-from ..services import webhooks
+from ..services import merge_requests, webhooks
 
 HANDLERS = {
     webhooks.KIND: webhooks.deliver,
+    merge_requests.SETTLE_KIND: merge_requests.settle_lock,
+    merge_requests.AFTER_PUSH_KIND: merge_requests.refresh_after_push,
 }

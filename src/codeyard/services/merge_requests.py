@@ -8,9 +8,9 @@ Votes are `:+1:` / `:-1:` comments.
 from __future__ import annotations
 
 import logging
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select
@@ -44,6 +44,7 @@ from ..errors import (
 )  # fmt: skip
 from ..git import diffs, merge_refs, repo
 from ..git.refs import HEADS
+from ..jobs import queue
 from ..policies import branches as branch_policy
 from ..policies import projects as policy
 from . import access as access_service
@@ -233,14 +234,15 @@ def refresh_head(session: Session, rt, mr: MergeRequest) -> str | None:
         return merge_refs.keep_head(path_of(rt, target), path_of(rt, source), mr.source_branch, mr.iid)
 
 
-def comparison(rt, project: Project, mr: MergeRequest) -> diffs.Comparison:
-    """Commits and changes of the request: its head since it left the target branch, within the diff limits."""
+def comparison(rt, project: Project, mr: MergeRequest, *, commits: bool = True, files: bool = True) -> diffs.Comparison:
+    """Commits and changes of the request (what COMMITS and FILES ask for): its head since it left
+    the target branch, within the diff limits."""
     path = path_of(rt, project)
     with reading(project, "Branch"):
         head = merge_refs.head_sha(path, mr.iid)
         if head is None or repo.branch(path, mr.target_branch) is None:
             return diffs.Comparison(None, [], [])
-        return diffs.compare(path, mr.target_branch, head)
+        return diffs.compare(path, mr.target_branch, head, commits=commits, files=files)
 
 
 def _record(session: Session, rt, project: Project, actor, mr: MergeRequest, action: int, hook_action: str) -> None:
@@ -277,29 +279,69 @@ def check_status(session: Session, rt, mr: MergeRequest) -> str:
     return mr.merge_status
 
 
-def after_push(session: Session, rt, project: Project, user, branches: set[str]) -> None:
-    """A post-push step: open requests from a pushed branch move their head ref (and fire an
-    `update` Merge Request Hook); every open request from or into a pushed branch has its merge
-    status computed again."""
-    if not branches:
-        return
-    moved = select(MergeRequest).where(
+AFTER_PUSH_KIND = "merge_request.after_push"
+
+
+def _moved_by(project_id: int, branches) -> Any:
+    """Open requests from a pushed branch of PROJECT_ID or into one."""
+    return select(MergeRequest).where(
         MergeRequest.open,
         or_(
-            and_(MergeRequest.source_project_id == project.id, MergeRequest.source_branch.in_(branches)),
-            and_(MergeRequest.target_project_id == project.id, MergeRequest.target_branch.in_(branches)),
+            and_(MergeRequest.source_project_id == project_id, MergeRequest.source_branch.in_(branches)),
+            and_(MergeRequest.target_project_id == project_id, MergeRequest.target_branch.in_(branches)),
         ),
     )
-    for mr in session.scalars(moved):
+
+
+def after_push(session: Session, rt, project: Project, user, branches: set[str]) -> None:
+    """A post-push step: when open requests come from or go into a pushed branch, a job (in the
+    push's transaction) moves their heads and computes their merge status again; git does not work
+    inside the push's transaction."""
+    if not branches or session.scalar(_moved_by(project.id, branches).with_only_columns(MergeRequest.id).limit(1)) is None:
+        return
+    payload = {"project_id": project.id, "user_id": getattr(user, "id", None), "branches": sorted(branches)}
+    queue.enqueue(session, AFTER_PUSH_KIND, payload)
+
+
+@dataclass(frozen=True)
+class _Moved:
+    mr_id: int
+    iid: int
+    target: Path
+    source: Path | None  # set when the head follows a pushed source branch
+    source_branch: str
+    target_branch: str
+
+
+def refresh_after_push(rt, job) -> None:
+    """The job of `after_push`: heads fetched and trial merges run with no transaction open, then one
+    short transaction records each status and fires the `update` hooks of moved heads."""
+    payload = job.payload
+    with rt.db.transaction(write=False) as session:
+        moved = []
+        for mr in session.scalars(_moved_by(payload["project_id"], payload["branches"])):
+            from_source = mr.source_project_id == payload["project_id"] and mr.source_branch in payload["branches"]
+            source = _source(session, mr) if from_source else None
+            target = session.get(Project, mr.target_project_id)
+            moved.append(_Moved(mr.id, mr.iid, path_of(rt, target), path_of(rt, source) if source else None,
+                                mr.source_branch, mr.target_branch))  # fmt: skip
+    statuses = {}
+    for item in moved:
         try:
-            from_source = mr.source_project_id == project.id and mr.source_branch in branches
-            if from_source:
-                refresh_head(session, rt, mr)
-            check_status(session, rt, mr)
-            if from_source:
+            if item.source is not None:
+                merge_refs.keep_head(item.target, item.source, item.source_branch, item.iid)
+            statuses[item] = merge_refs.can_merge(item.target, item.target_branch, merge_refs.head_sha(item.target, item.iid))
+        except Exception:  # one request's broken repository must not keep the others unchanged
+            log.exception("merge request %s: head or status not updated after a push", item.mr_id)
+    with rt.db.transaction() as session:
+        user = session.get(User, payload.get("user_id") or 0)
+        for item, mergeable in statuses.items():
+            mr = session.get(MergeRequest, item.mr_id)
+            if mr is None or not mr.open or mr.target_branch != item.target_branch:
+                continue  # closed, merged or retargeted meanwhile: its own change computed its status
+            mr.merge_status = CAN_BE_MERGED if mergeable else CANNOT_BE_MERGED
+            if item.source is not None and user is not None:
                 _hook(session, rt, session.get(Project, mr.target_project_id), user, mr, "update")
-        except (CodeyardError, subprocess.SubprocessError) as error:
-            log.error("merge request %s: head or status not updated after a push: %s", mr.id, error)
 
 
 # --- accept --------------------------------------------------------------------------------------
@@ -352,9 +394,67 @@ def begin_merge(session: Session, rt, project: Project, access, actor, mr: Merge
         name=_clean(actor.name) or actor.username, email=_clean(actor.email) or f"{actor.username}@localhost",
         remove_source=bool(args.get("should_remove_source_branch")),
     )  # fmt: skip
+    lock(session, mr, actor)
+    return plan
+
+
+# A request still `locked` this long after an accept began lost its accept (the process died between
+# begin_merge and finish_merge): the job enqueued with the lock settles it then.
+LOCK_SECONDS = 600.0
+SETTLE_KIND = "merge_request.settle_lock"
+
+
+def lock(session: Session, mr: MergeRequest, actor) -> None:
+    """Lock MR for an accept by ACTOR; the lock's settlement job is written in the same transaction,
+    so a lock that commits always has one."""
+    stamp = utcnow().isoformat()
+    mr.merge_params = {**(mr.merge_params or {}), "locked_from": mr.state, "locked_at": stamp, "locked_by": actor.id}
     mr.state = LOCKED
     session.flush()
-    return plan
+    queue.enqueue(session, SETTLE_KIND, {"merge_request_id": mr.id, "locked_at": stamp}, delay=LOCK_SECONDS)
+
+
+def _unlock(mr: MergeRequest) -> str:
+    """Drop MR's lock notes; the state it had before."""
+    params = dict(mr.merge_params or {})
+    previous = params.pop("locked_from", OPENED)
+    for key in ("locked_at", "locked_by"):
+        params.pop(key, None)
+    mr.merge_params = params or None
+    return previous
+
+
+def _still_locked(mr: MergeRequest | None, stamp: str | None) -> bool:
+    return mr is not None and mr.state == LOCKED and (stamp is None or (mr.merge_params or {}).get("locked_at") == stamp)
+
+
+def settle_lock(rt, job) -> None:
+    """The job of a lock: if its accept never finished, the request is recorded merged when the target
+    branch already contains the head (with the merge commit, event, hook and post-push steps a
+    normal accept records), else it is open again as before."""
+    with rt.db.transaction() as session:
+        mr = session.get(MergeRequest, job.payload["merge_request_id"])
+        if not _still_locked(mr, job.payload.get("locked_at")):
+            return
+        project = session.get(Project, mr.target_project_id)
+        actor = session.get(User, (mr.merge_params or {}).get("locked_by") or 0) or session.get(User, mr.author_id)
+        path = path_of(rt, project)
+        with reading(project, "Repository"):
+            head = merge_refs.head_sha(path, mr.iid)
+            merge = merge_refs.merged_by(path, mr.target_branch, head) if head else None
+        if merge is None:
+            mr.state = _unlock(mr)
+            check_status(session, rt, mr)
+            log.warning("merge request %s: an accept that never finished was undone", mr.id)
+            return
+        log.warning("merge request %s: an accept that never finished is recorded (%s)", mr.id, merge[1])
+        if merge[1] is None:  # merged some other way, long ago: no merge commit to name
+            _unlock(mr)
+            mr.state = MERGED
+            _record(session, rt, project, actor, mr, events.MERGED, "merge")
+            return
+        plan = SimpleNamespace(mr_id=mr.id, target_branch=mr.target_branch, remove_source=False)
+        finish_merge(session, rt, project, actor, plan, merge)
 
 
 def _clean(text: str) -> str:
@@ -377,7 +477,9 @@ def write_merge(plan: MergePlan) -> tuple[str, str]:
 
 def abandon_merge(session: Session, plan: MergePlan) -> None:
     mr = session.get(MergeRequest, plan.mr_id)
-    mr.state = plan.previous_state
+    if not _still_locked(mr, None):
+        return  # settled meanwhile
+    mr.state = _unlock(mr)
     mr.merge_status = CANNOT_BE_MERGED
     session.flush()
 
@@ -388,7 +490,10 @@ def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan,
     from . import pushes
 
     mr = session.get(MergeRequest, plan.mr_id)
+    if not _still_locked(mr, None):
+        return mr  # settled meanwhile (its accept outlived the lock's bound): recorded once
     old, new = moved
+    _unlock(mr)
     mr.state, mr.merge_commit_sha = MERGED, new
     mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
     session.flush()

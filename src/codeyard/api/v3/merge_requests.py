@@ -86,7 +86,9 @@ def get_merge_request(ctx: Ctx) -> MergeRequest:
 
 @single("GET", "/commits", guards=READ, summary="Commits of the source not on the target, newest first")
 async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
-    found = await ctx.off_loop(merge_requests.comparison, ctx.rt, ctx.project, request_of(ctx))
+    found = await ctx.off_loop(
+        functools.partial(merge_requests.comparison, files=False), ctx.rt, ctx.project, request_of(ctx)
+    )
     return [repo_commit(info) for info in reversed(found.commits)]
 
 
@@ -94,7 +96,7 @@ async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
 async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
     mr = request_of(ctx)
     data = render(ctx, mr)
-    found = await ctx.off_loop(merge_requests.comparison, ctx.rt, ctx.project, mr)
+    found = await ctx.off_loop(functools.partial(merge_requests.comparison, commits=False), ctx.rt, ctx.project, mr)
     data["changes"] = [repo_diff(change) for change in found.diffs]
     return data
 

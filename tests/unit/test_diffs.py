@@ -1,0 +1,135 @@
+"""git/diffs: a diff rendered whole by one `git diff` says what libgit2 file by file says, within the
+same limits, and falls back to libgit2 when git cannot be used."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pygit2
+import pytest
+
+from codeyard.git import diffs
+
+
+def git(path, *args, config: dict | None = None) -> str:
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(path), "GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com",
+           "GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "c@example.com", "PATH": os.environ["PATH"]}  # fmt: skip
+    return subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+def commit(work, message: str, files: dict[str, str | bytes], remove=(), executable=()) -> str:
+    for name, content in files.items():
+        target = work / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content if isinstance(content, bytes) else content.encode())
+    for name in remove:
+        (work / name).unlink()
+    for name in executable:
+        (work / name).chmod(0o755)
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "--allow-empty", "-m", message)
+    return git(work, "rev-parse", "HEAD")
+
+
+@pytest.fixture()
+def work(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "master")
+    return work
+
+
+def rendered(work, old: str, new: str, limits: diffs.DiffLimits | None = None, by_git: bool = True):
+    """The files from OLD to NEW, rendered by one `git diff` when it can (BY_GIT), else by libgit2."""
+    repository = pygit2.Repository(str(work / ".git"))
+    return diffs.file_diffs(repository, repository.diff(old, new), limits, (old, new) if by_git else None)
+
+
+def both(work, old: str, new: str, limits: diffs.DiffLimits | None = None):
+    """(what one `git diff` renders, what libgit2 renders file by file) from OLD to NEW."""
+    return rendered(work, old, new, limits), rendered(work, old, new, limits, by_git=False)
+
+
+LINES = "".join(f"line {i} of the moved file\n" for i in range(40))
+
+
+def test_git_renders_what_libgit2_renders(work, monkeypatch):
+    base = commit(work, "base", {
+        "edit.txt": "one\ntwo\nthree\n" * 30, "gone.txt": "bye\n", "moved.txt": LINES, "mode.sh": "echo\n",
+        "image.bin": b"\0\1\2" * 100, "tail.txt": "no newline", "empty.txt": "", "sp ace é.txt": "x\n",
+    })  # fmt: skip
+    head = commit(work, "head", {
+        "edit.txt": "one\nTWO\nthree\n" * 30, "renamed.txt": LINES.replace("line 3 ", "line three "),
+        "image.bin": b"\0\1\3" * 100, "tail.txt": "no newline still", "new/deep.txt": "+++ not a header\ndiff --git x\n",
+        "sp ace é.txt": "y\n",
+    }, remove=("gone.txt", "moved.txt", "empty.txt"), executable=("mode.sh",))  # fmt: skip
+    real = diffs._by_libgit2
+    monkeypatch.setattr(diffs, "_by_libgit2", lambda *args: pytest.fail("libgit2 rendered a diff git could"))
+    by_git = rendered(work, base, head)
+    monkeypatch.setattr(diffs, "_by_libgit2", real)
+    assert by_git == rendered(work, base, head, by_git=False)
+    by_path = {change.new_path: change for change in by_git}
+    assert by_path["renamed.txt"].renamed_file and by_path["renamed.txt"].old_path == "moved.txt"
+    assert by_path["mode.sh"].a_mode == "100644" and by_path["mode.sh"].b_mode == "100755"
+    assert by_path["mode.sh"].diff == ""
+    assert by_path["image.bin"].diff.startswith("Binary files") and not by_path["image.bin"].too_large
+    assert by_path["gone.txt"].deleted_file and by_path["gone.txt"].b_mode == "0"
+    assert by_path["new/deep.txt"].new_file and by_path["new/deep.txt"].diff.endswith("+diff --git x\n")
+    assert by_path["tail.txt"].diff.endswith("\\ No newline at end of file\n")
+
+
+def test_the_limits_cut_the_same_files(work):
+    base = commit(work, "base", {f"f{i:02d}.txt": "x\n" * 10 for i in range(12)} | {"big.bin": b"\0" * 10})
+    head = commit(work, "head", {f"f{i:02d}.txt": "y\n" * (10 + i * 30) for i in range(12)} | {"big.bin": b"\0" * 5000})
+    for limits in (diffs.DiffLimits(max_lines=100), diffs.DiffLimits(max_bytes=600), diffs.DiffLimits(max_files=3),
+                   diffs.DiffLimits(max_patch_bytes=400), diffs.DiffLimits(max_blob_bytes=1000)):  # fmt: skip
+        by_git, by_libgit2 = both(work, base, head, limits)
+        assert by_git == by_libgit2
+        assert any(change.collapsed or change.too_large for change in by_git)
+    by_path = {change.new_path: change for change in both(work, base, head, diffs.DiffLimits(max_blob_bytes=1000))[0]}
+    assert by_path["big.bin"].too_large and by_path["big.bin"].diff == ""
+
+
+def test_renames_follow_the_size_limit_and_a_root_commit_diffs_against_nothing(work):
+    root = commit(work, "root", {"old.txt": LINES, "keep.txt": "k\n"})
+    git(work, "mv", "old.txt", "new.txt")
+    moved = commit(work, "move", {})
+    path = work / ".git"
+    assert [(c.old_path, c.new_path, c.renamed_file) for c in diffs.commit_diff(path, moved)] == [
+        ("old.txt", "new.txt", True)]  # fmt: skip
+    unpaired = diffs.commit_diff(path, moved, diffs.DiffLimits(rename_max_bytes=100))
+    assert sorted((c.new_path, c.new_file, c.deleted_file) for c in unpaired) == [
+        ("new.txt", True, False), ("old.txt", False, True)]  # fmt: skip
+    assert [(c.new_path, c.new_file, c.a_mode) for c in diffs.commit_diff(path, root)] == [
+        ("keep.txt", True, "0"), ("old.txt", True, "0")]  # fmt: skip
+
+
+def test_git_failing_or_too_long_falls_back_to_libgit2(work, monkeypatch):
+    base = commit(work, "base", {"a.txt": "a\n" * 50})
+    head = commit(work, "head", {"a.txt": "b\n" * 50})
+    expected = both(work, base, head)[1]
+    monkeypatch.setattr(diffs, "_GIT_DIFF", ("diff", "--no-such-option"))
+    assert both(work, base, head)[0] == expected
+    monkeypatch.undo()
+    monkeypatch.setattr(diffs, "_raw_records", lambda out: ([], 0))  # git's output not understood
+    assert both(work, base, head)[0] == expected
+    monkeypatch.undo()
+    read = []
+    real_output = diffs._git_output
+
+    def capped(command, cap, deadline):
+        read.append(real_output(command, 10, deadline))
+        return read[-1]
+
+    monkeypatch.setattr(diffs, "_git_output", capped)
+    assert both(work, base, head)[0] == expected and read == [None]
+
+
+def test_a_type_change_is_two_patches_for_git_and_left_to_libgit2(work):
+    base = commit(work, "base", {"link": "target\n"})
+    (work / "link").unlink()
+    (work / "link").symlink_to("target")
+    head = commit(work, "symlink", {})
+    by_git, by_libgit2 = both(work, base, head)
+    assert by_git == by_libgit2 and len(by_git) == 2
