@@ -4,10 +4,12 @@ SQLite runs in WAL mode with foreign keys on. Transactions are begun explicitly:
 for writing start with BEGIN IMMEDIATE, so concurrent writers (several server workers, the job
 worker, git hooks) queue on the busy timeout instead of failing when a read lock is upgraded.
 
-`Database.fast_first` runs one prepared statement on a long-lived autocommit connection of the
-calling thread. It exists for the lookups done on every request (the token digest): checking a
-connection out of the pool, wrapping a statement in BEGIN/ROLLBACK and SQLAlchemy's execution
-machinery each cost more than the query itself (docs/ARCHITECTURE.md has the figures).
+`Database.fast_first` and `fast_all` run one prepared statement on a long-lived autocommit
+connection of the calling thread. They exist for the lookups done on every request (the token
+digest) and for the hot reads clients poll (projects): checking a connection out of the pool,
+wrapping a statement in BEGIN/ROLLBACK and SQLAlchemy's execution machinery each cost more than the
+query itself (docs/ARCHITECTURE.md has the figures). A statement given to them must be built once
+(a module constant or a cached builder): it is compiled once and kept, keyed by the object.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ class Database:
         self._local = threading.local()
         self._dbapi = self.engine.dialect.loaded_dbapi
         self._prepared: dict = {}
+        # Called with the SQL of every fast-path statement (tests count them; empty otherwise).
+        self.fast_observers: list = []
 
     def session(self, write: bool = True) -> Session:
         """A new session; the caller commits or rolls back and closes it."""
@@ -84,19 +88,27 @@ class Database:
 
     def fast_first(self, statement, params: dict):
         """First row of a Core SELECT, prepared once, on this thread's raw autocommit connection."""
+        return self._fast(statement, params, Prepared.first)
+
+    def fast_all(self, statement, params: dict) -> list:
+        """Every row of a Core SELECT (named tuples), like `fast_first`."""
+        return self._fast(statement, params, Prepared.all)
+
+    def _fast(self, statement, params: dict, fetch):
         prepared = self._prepared.get(statement)
         if prepared is None:
             prepared = self._prepared[statement] = Prepared(statement, self.engine.dialect)
-        statement = prepared
+        for observer in self.fast_observers:
+            observer(prepared.sql)
         connection = self._fast_connection()
         try:
-            return statement.first(connection, params)
+            return fetch(prepared, connection, params)
         except self._dbapi.Error:
             if not self._connection_lost(connection):
                 raise
             # The server dropped the connection (restart, failover): reconnect once.
             self._local.connection = None
-            return statement.first(self._fast_connection(), params)
+            return fetch(prepared, self._fast_connection(), params)
 
     def _fast_connection(self):
         connection = getattr(self._local, "connection", None)
@@ -166,9 +178,21 @@ class Prepared:
             row = cursor.fetchone()
         finally:
             cursor.close()
-        if row is None:
-            return None
-        values = list(row)
+        return None if row is None else self.row(row)
+
+    def all(self, connection, params: dict) -> list:
+        cursor = connection.cursor()
+        try:
+            cursor.execute(self.sql, self.parameters(params))
+            rows = cursor.fetchall()
+        finally:
+            cursor.close()
+        return [self.row(row) for row in rows]
+
+    def row(self, raw):
+        if not self.result_processors:
+            return self.row_type._make(raw)
+        values = list(raw)
         for index, processor in self.result_processors:
             if values[index] is not None:
                 values[index] = processor(values[index])
