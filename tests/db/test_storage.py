@@ -18,7 +18,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from codeyard.db import migrate
 from codeyard.db.engine import Database
 from codeyard.db.models import Base, Project
-from codeyard.db.models.base import UtcDateTime, UtcIsoText
+from codeyard.db.models.base import UtcIsoText
 from codeyard.entities.common import iso
 from codeyard.services import credentials, project_reads
 from codeyard.services.identity import USER_BY_TOKEN
