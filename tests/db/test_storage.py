@@ -17,7 +17,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from codeyard.db import migrate
 from codeyard.db.engine import Database
-from codeyard.db.models import Base, Project
+from codeyard.db.models import Base, Project, User
 from codeyard.db.models.base import UtcIsoText
 from codeyard.entities.common import iso
 from codeyard.services import credentials, project_reads
@@ -123,6 +123,18 @@ def test_timestamps_in_other_sqlite_forms_are_read_too():
     assert processor(None) is None
     with pytest.raises(TypeError):
         UtcIsoText().process_bind_param(dt.datetime.now(dt.UTC), sqlite_dialect.dialect())
+
+
+def test_fast_path_parameters_follow_sqlalchemys_rules(rt, users):
+    alice = users.create("alice")
+    by_id = select(User.username).where(User.id == bindparam("id"))
+    assert rt.db.fast_first(by_id, {"id": alice.id}).username == "alice"
+    with pytest.raises(KeyError, match="'id'"):
+        rt.db.fast_first(by_id, {})
+    defaulted = select(User.username).where(User.id == bindparam("id", alice.id, required=False))
+    assert rt.db.fast_first(defaulted, {}).username == "alice"
+    computed = select(User.username).where(User.id == bindparam("id", callable_=lambda: alice.id))
+    assert rt.db.fast_first(computed, {}).username == "alice"
 
 
 def test_fast_path_reconnects_after_losing_its_connection(rt, users):

@@ -157,12 +157,33 @@ class Prepared:
             name: bind.type.dialect_impl(dialect).bind_processor(dialect) for bind, name in compiled.bind_names.items()
         }
         self.bind_names = list(compiled.positiontup) if compiled.positional else list(self.bind_processors)
+        binds = {name: bind for bind, name in compiled.bind_names.items()}
+        # (name, key, default, required, processor) of every bind in order: what construct_params
+        # would look up, without its general machinery (none of these statements uses callables
+        # or expanding parameters; a statement that does goes through construct_params).
+        self.slots = None
+        if not any(bind.callable is not None or bind.expanding for bind in binds.values()):
+            self.slots = [
+                (name, binds[name].key, binds[name].value, binds[name].required, self.bind_processors[name])
+                for name in self.bind_names
+            ]
         columns = list(statement.selected_columns)
         processors = [column.type.dialect_impl(dialect).result_processor(dialect, None) for column in columns]
         self.result_processors = [(index, processor) for index, processor in enumerate(processors) if processor is not None]
         self.row_type = namedtuple("Row", [column.key for column in columns], rename=True)
 
     def parameters(self, params: dict):
+        if self.slots is not None:
+            values = {}
+            for name, key, default, required, processor in self.slots:
+                if key in params:
+                    value = params[key]
+                elif required:
+                    raise KeyError(f"A value is required for bind parameter {key!r}")
+                else:
+                    value = default
+                values[name] = processor(value) if processor is not None and value is not None else value
+            return [values[name] for name in self.bind_names] if self.positional else values
         given = self.compiled.construct_params(params)
         values = {}
         for name in self.bind_names:
