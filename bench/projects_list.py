@@ -29,6 +29,7 @@ from common import (
     PYTHON,
     ROOT,
     codeyard_env,
+    cpu_seconds,
     ensure_wrk,
     print_table,
     run_wrk,
@@ -143,29 +144,41 @@ def main() -> None:
             (Path(tmp) / "big").mkdir()
             big_floor, big_base = start_floor(Path(tmp) / "big", list_body, env)
             servers.append(big_floor)
-            targets = {FLOOR: small_base + "/", f"floor ({len(list_body) // 1024} KiB list body)": big_base + "/", **urls}
+            big = f"floor ({len(list_body) // 1024} KiB list body)"
+            targets = {FLOOR: small_base + "/", big: big_base + "/", **urls}
+            pids = {FLOOR: small_floor.pid, big: big_floor.pid, **dict.fromkeys(urls, servers[0].pid)}
             results: dict[str, list] = {name: [] for name in targets}
             for number in range(args.rounds):
                 for name, url in targets.items():
-                    results[name].append(run_wrk(wrk, url, token, args.seconds, args.connections))
+                    before = cpu_seconds(pids[name])
+                    run = run_wrk(wrk, url, token, args.seconds, args.connections)
+                    run["cpu_ms"] = (cpu_seconds(pids[name]) - before) * 1000 / run["requests"]
+                    results[name].append(run)
                 print_round(f"round {number + 1} ({args.db})", {name: runs[-1] for name, runs in results.items()})
         finally:
             stop(servers)
 
     print(f"\n10,000 projects, 1,000 users, {args.db}; wrk -c{args.connections}, {args.rounds} rounds x {args.seconds}s")
-    print(f"{'':34s} {'req/s':>13s} {'p50 ms':>13s} {'p99 ms':>13s} {'of /user':>13s} {'of floor':>13s}")
+    print("req/s and its ratios depend on what else the machine runs meanwhile; server CPU ms per request")
+    print("(and its ratios, 'cpu of /user' = CPU ms of GET /user / CPU ms of the endpoint) much less so.")
+    print(f"{'':34s} {'req/s':>11s} {'p50 ms':>13s} {'p99 ms':>13s} {'of /user':>12s} {'of floor':>12s} "
+          f"{'cpu ms/req':>12s} {'cpu of /user':>12s} {'cpu of floor':>12s}")  # fmt: skip
     for name, runs in results.items():
         ratios_user = [run["rps"] / results[USER][i]["rps"] for i, run in enumerate(runs)]
         ratios_floor = [run["rps"] / results[FLOOR][i]["rps"] for i, run in enumerate(runs)]
-        print(f"{name:34s} {span([r['rps'] for r in runs], '.0f'):>13s} {span([r['p50_ms'] for r in runs], '.2f'):>13s} "
-              f"{span([r['p99_ms'] for r in runs], '.1f'):>13s} {span(ratios_user, '.3f'):>13s} {span(ratios_floor, '.3f'):>13s}")  # fmt: skip
+        cpu_user = [results[USER][i]["cpu_ms"] / run["cpu_ms"] for i, run in enumerate(runs)]
+        cpu_floor = [results[FLOOR][i]["cpu_ms"] / run["cpu_ms"] for i, run in enumerate(runs)]
+        print(f"{name:34s} {span([r['rps'] for r in runs], '.0f'):>11s} {span([r['p50_ms'] for r in runs], '.2f'):>13s} "
+              f"{span([r['p99_ms'] for r in runs], '.1f'):>13s} {span(ratios_user, '.3f'):>12s} {span(ratios_floor, '.3f'):>12s} "
+              f"{span([r['cpu_ms'] for r in runs], '.3f'):>12s} {span(cpu_user, '.3f'):>12s} {span(cpu_floor, '.3f'):>12s}")  # fmt: skip
 
 
 def print_round(title: str, rows: dict[str, dict]) -> None:
     print_table(title, rows)
     for name, row in rows.items():
         if name.startswith("GET"):
-            print(f"  {name}: {row['rps'] / rows[USER]['rps']:.3f} of GET /user, {row['rps'] / rows[FLOOR]['rps']:.3f} of the floor")
+            print(f"  {name}: {row['rps'] / rows[USER]['rps']:.3f} of GET /user, {row['rps'] / rows[FLOOR]['rps']:.3f} of the floor; "
+                  f"{row['cpu_ms']:.3f} CPU ms per request ({rows[USER]['cpu_ms'] / row['cpu_ms']:.3f} of GET /user's rate)")  # fmt: skip
 
 
 def span(values: list[float], spec: str) -> str:

@@ -19,6 +19,7 @@ from collections import namedtuple
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import orjson
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -37,10 +38,12 @@ def normalize_url(url: str) -> str:
 def make_engine(url: str) -> Engine:
     url = normalize_url(url)
     if make_url(url).get_backend_name() == "sqlite":
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=10)
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=10, json_deserializer=orjson.loads
+        )
         _configure_sqlite(engine)
         return engine
-    return create_engine(url, pool_size=10, max_overflow=20, pool_recycle=3600)
+    return create_engine(url, pool_size=10, max_overflow=20, pool_recycle=3600, json_deserializer=orjson.loads)
 
 
 def _configure_sqlite(engine: Engine) -> None:
