@@ -84,6 +84,10 @@ with rt.db.transaction() as session:
                                    for i, p in enumerate(random.sample(ids, 3000))])
     session.execute(insert(ForkLink), [{"forked_to_project_id": ids[-1 - i], "forked_from_project_id": ids[500 + i],
                                         "created_at": now, "updated_at": now} for i in range(300)])
+if not rt.db.is_sqlite:
+    with rt.db.engine.connect() as connection:  # statistics, as autovacuum would gather them
+        connection.exec_driver_sql("COMMIT")
+        connection.exec_driver_sql("ANALYZE")
 print(token, ids[700])
 """
 
@@ -152,6 +156,8 @@ def main() -> None:
                 for name, url in targets.items():
                     before = cpu_seconds(pids[name])
                     run = run_wrk(wrk, url, token, args.seconds, args.connections)
+                    if not run["requests"]:
+                        raise SystemExit(f"no answer from {name} within {args.seconds}s: try a longer --seconds")
                     run["cpu_ms"] = (cpu_seconds(pids[name]) - before) * 1000 / run["requests"]
                     results[name].append(run)
                 print_round(f"round {number + 1} ({args.db})", {name: runs[-1] for name, runs in results.items()})
