@@ -3,7 +3,7 @@
 floor of api_floor.py, all measured in the same run (one uvicorn worker each).
 
 Seeding: 1,000 users (services), 10,000 projects inserted in bulk (the lists read no repository,
-so none is created on disk), the admin a developer of 1,000 of them and a member of a group of
+so none is created on disk; created a second apart, as projects are), the admin a developer of 1,000 of them and a member of a group of
 500 more, 3,000 stars and 300 fork links. Then wrk drives each endpoint (and the floor, once with a
 small body and once with the list's body) in alternating rounds. Every round prints each
 endpoint's ratio to `GET /user` and to the small-body floor; the summary gives their ranges.
@@ -41,6 +41,7 @@ from common import (
 
 SEED = """
 import random, secrets
+from datetime import timedelta
 from sqlalchemy import insert
 from codeyard import config
 from codeyard.db import migrate
@@ -67,8 +68,8 @@ with rt.db.transaction() as session:
             "namespace_id": group.id if in_group else namespaces[owner.id], "name": f"Project {n}", "path": f"project-{n}",
             "description": f"benchmark project {n}", "visibility_level": random.choice((0, 10, 20)),
             "creator_id": owner.id, "runners_token_nonce": secrets.token_hex(16),
-            "runners_token_digest": secrets.token_hex(32), "tag_list": [], "created_at": now, "updated_at": now,
-            "last_activity_at": now, "issues_enabled": True, "merge_requests_enabled": True, "builds_enabled": True,
+            "runners_token_digest": secrets.token_hex(32), "tag_list": [], "created_at": now - timedelta(seconds=n),
+            "updated_at": now, "last_activity_at": now, "issues_enabled": True, "merge_requests_enabled": True, "builds_enabled": True,
             "wiki_enabled": True, "snippets_enabled": False, "shared_runners_enabled": True, "public_builds": True,
             "archived": False,
         })
@@ -84,10 +85,6 @@ with rt.db.transaction() as session:
                                    for i, p in enumerate(random.sample(ids, 3000))])
     session.execute(insert(ForkLink), [{"forked_to_project_id": ids[-1 - i], "forked_from_project_id": ids[500 + i],
                                         "created_at": now, "updated_at": now} for i in range(300)])
-if not rt.db.is_sqlite:
-    with rt.db.engine.connect() as connection:  # statistics, as autovacuum would gather them
-        connection.exec_driver_sql("COMMIT")
-        connection.exec_driver_sql("ANALYZE")
 print(token, ids[700])
 """
 
@@ -130,6 +127,11 @@ def main() -> None:
         print(f"seeding 1,000 users and 10,000 projects ({args.db}) ...", flush=True)
         seeded = subprocess.run([PYTHON, "-c", SEED], env=env, check=True, capture_output=True, text=True).stdout.split()
         token, project_id = seeded[-2], seeded[-1]
+        if db_env:
+            import psycopg
+
+            with psycopg.connect(db_env["CODEYARD_DATABASE_URL"], autocommit=True) as connection:
+                connection.execute("ANALYZE")  # the statistics autovacuum would soon gather
         servers = [subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)]
         try:
             base = f"http://127.0.0.1:{port}/api/v3"
