@@ -6,6 +6,8 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8080
 DATA   ?= ./data
+# Server processes; empty: one per usable core (or CODEYARD_WORKERS).
+WORKERS ?=
 # Test processes; the suite is sized for 2 cores.
 JOBS   ?= 2
 
@@ -20,7 +22,7 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 serve: install
-	$(BIN)/codeyard serve --host $(HOST) --port $(PORT) --data-dir $(DATA)
+	$(BIN)/codeyard serve --host $(HOST) --port $(PORT) --data-dir $(DATA) $(if $(WORKERS),--workers $(WORKERS))
 
 lint: install
 	$(BIN)/ruff check src tests bench

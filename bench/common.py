@@ -130,10 +130,18 @@ def run_wrk(wrk: str, url: str, token: str, seconds: int, connections: int) -> d
     if errors:
         raise SystemExit(f"wrk saw {errors.group(1)} error responses from {url}")
     return {
+        "requests": int(re.search(r"(\d+) requests in", output).group(1)),
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
         "p50_ms": _ms(re.search(r"50%\s+([\d.]+)(us|ms|s)", output)),
         "p99_ms": _ms(re.search(r"99%\s+([\d.]+)(us|ms|s)", output)),
     }
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time PID has used so far (Linux /proc): requests per CPU-second of the
+    server compare endpoints on a machine whose other load changes from one run to the next."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _ms(match) -> float:

@@ -1,26 +1,35 @@
-"""Project list benchmark: `GET /projects?per_page=100` as admin and `GET /projects/:id`, with 10,000
-projects and 1,000 users, beside the bare ASGI floor of api_floor.py measured in the same run.
+"""Project reads benchmark: `GET /user`, `GET /projects/:id`, `GET /projects?per_page=100` and
+`/projects/all?per_page=100` as admin, with 10,000 projects and 1,000 users, beside the bare ASGI
+floor of api_floor.py, all measured in the same run (one uvicorn worker each).
 
 Seeding: 1,000 users (services), 10,000 projects inserted in bulk (the lists read no repository,
-so none is created on disk), the admin a developer of 1,000 of them and a member of a group of
+so none is created on disk; created a second apart, as projects are), the admin a developer of 1,000 of them and a member of a group of
 500 more, 3,000 stars and 300 fork links. Then wrk drives each endpoint (and the floor, once with a
-small body and once with the list's body) in alternating rounds.
+small body and once with the list's body) in alternating rounds. Every round prints each
+endpoint's ratio to `GET /user` and to the small-body floor; the summary gives their ranges.
 
-    .venv/bin/python bench/projects_list.py [--seconds 5] [--rounds 2] [--connections 16]
+    .venv/bin/python bench/projects_list.py [--seconds 5] [--rounds 3] [--connections 16] [--db postgres]
+
+`--db postgres` runs codeyard on a fresh schema of CODEYARD_BENCH_POSTGRES_URL (default
+postgresql://postgres@127.0.0.1:5432/test), dropped afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import tempfile
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 from common import (
     PYTHON,
     ROOT,
     codeyard_env,
+    cpu_seconds,
     ensure_wrk,
     print_table,
     run_wrk,
@@ -32,6 +41,7 @@ from common import (
 
 SEED = """
 import random, secrets
+from datetime import timedelta
 from sqlalchemy import insert
 from codeyard import config
 from codeyard.db import migrate
@@ -58,8 +68,8 @@ with rt.db.transaction() as session:
             "namespace_id": group.id if in_group else namespaces[owner.id], "name": f"Project {n}", "path": f"project-{n}",
             "description": f"benchmark project {n}", "visibility_level": random.choice((0, 10, 20)),
             "creator_id": owner.id, "runners_token_nonce": secrets.token_hex(16),
-            "runners_token_digest": secrets.token_hex(32), "tag_list": [], "created_at": now, "updated_at": now,
-            "last_activity_at": now, "issues_enabled": True, "merge_requests_enabled": True, "builds_enabled": True,
+            "runners_token_digest": secrets.token_hex(32), "tag_list": [], "created_at": now - timedelta(seconds=n),
+            "updated_at": now, "last_activity_at": now, "issues_enabled": True, "merge_requests_enabled": True, "builds_enabled": True,
             "wiki_enabled": True, "snippets_enabled": False, "shared_runners_enabled": True, "public_builds": True,
             "archived": False,
         })
@@ -79,53 +89,109 @@ print(token, ids[700])
 """
 
 
+POSTGRES_URL = os.environ.get("CODEYARD_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+FLOOR, USER = "floor (small body, api_floor.py)", "GET /user"
+
+
+@contextmanager
+def database(kind: str):
+    """Environment additions for codeyard's database: none for SQLite (the data directory's file),
+    else a PostgreSQL schema made for this run and dropped after it."""
+    if kind == "sqlite":
+        yield {}
+        return
+    import psycopg
+
+    schema = f"cy_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+        connection.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield {"CODEYARD_DATABASE_URL": f"{POSTGRES_URL}{'&' if '?' in POSTGRES_URL else '?'}options=-csearch_path%3D{schema}"}
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+            connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
     args = parser.parse_args()
     wrk = ensure_wrk()
 
-    with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp, database(args.db) as db_env:
         env, port = codeyard_env(Path(tmp))
-        print("seeding 1,000 users and 10,000 projects ...", flush=True)
+        env.update(db_env)
+        print(f"seeding 1,000 users and 10,000 projects ({args.db}) ...", flush=True)
         seeded = subprocess.run([PYTHON, "-c", SEED], env=env, check=True, capture_output=True, text=True).stdout.split()
         token, project_id = seeded[-2], seeded[-1]
+        if db_env:
+            import psycopg
+
+            with psycopg.connect(db_env["CODEYARD_DATABASE_URL"], autocommit=True) as connection:
+                connection.execute("ANALYZE")  # the statistics autovacuum would soon gather
         servers = [subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)]
         try:
             base = f"http://127.0.0.1:{port}/api/v3"
             auth = {"PRIVATE-TOKEN": token}
             urls = {
+                USER: f"{base}/user",
+                "GET /projects/:id": f"{base}/projects/{project_id}",
                 "GET /projects?per_page=100": f"{base}/projects?per_page=100",
                 "GET /projects/all?per_page=100": f"{base}/projects/all?per_page=100",
-                "GET /projects/:id": f"{base}/projects/{project_id}",
             }
             list_body = wait_until_up(urls["GET /projects?per_page=100"], auth)
             assert len(json.loads(list_body)) == 100
-            user_body = wait_until_up(f"{base}/user", auth)
+            user_body = wait_until_up(urls[USER], auth)
             small_floor, small_base = start_floor(Path(tmp) / ".", user_body, env)
             servers.append(small_floor)
             (Path(tmp) / "big").mkdir()
             big_floor, big_base = start_floor(Path(tmp) / "big", list_body, env)
             servers.append(big_floor)
-            targets = {
-                "floor (small body, api_floor.py)": small_base + "/",
-                f"floor ({len(list_body) // 1024} KiB list body)": big_base + "/",
-                **urls,
-            }
+            big = f"floor ({len(list_body) // 1024} KiB list body)"
+            targets = {FLOOR: small_base + "/", big: big_base + "/", **urls}
+            pids = {FLOOR: small_floor.pid, big: big_floor.pid, **dict.fromkeys(urls, servers[0].pid)}
             results: dict[str, list] = {name: [] for name in targets}
-            for _ in range(args.rounds):
+            for number in range(args.rounds):
                 for name, url in targets.items():
-                    results[name].append(run_wrk(wrk, url, token, args.seconds, args.connections))
+                    before = cpu_seconds(pids[name])
+                    run = run_wrk(wrk, url, token, args.seconds, args.connections)
+                    if not run["requests"]:
+                        raise SystemExit(f"no answer from {name} within {args.seconds}s: try a longer --seconds")
+                    run["cpu_ms"] = (cpu_seconds(pids[name]) - before) * 1000 / run["requests"]
+                    results[name].append(run)
+                print_round(f"round {number + 1} ({args.db})", {name: runs[-1] for name, runs in results.items()})
         finally:
             stop(servers)
 
-    best = {name: max(runs, key=lambda r: r["rps"]) for name, runs in results.items()}
-    print_table(f"10,000 projects, 1,000 users; wrk -c{args.connections}, best of {args.rounds} x {args.seconds}s", best)
-    floor = best["floor (small body, api_floor.py)"]["rps"]
-    for name in urls:
-        print(f"{name}: {best[name]['rps'] / floor:.3f} of the small-body floor")
+    print(f"\n10,000 projects, 1,000 users, {args.db}; wrk -c{args.connections}, {args.rounds} rounds x {args.seconds}s")
+    print("req/s and its ratios depend on what else the machine runs meanwhile; server CPU ms per request")
+    print("(and its ratios, 'cpu of /user' = CPU ms of GET /user / CPU ms of the endpoint) much less so.")
+    print(f"{'':34s} {'req/s':>11s} {'p50 ms':>13s} {'p99 ms':>13s} {'of /user':>12s} {'of floor':>12s} "
+          f"{'cpu ms/req':>12s} {'cpu of /user':>12s} {'cpu of floor':>12s}")  # fmt: skip
+    for name, runs in results.items():
+        ratios_user = [run["rps"] / results[USER][i]["rps"] for i, run in enumerate(runs)]
+        ratios_floor = [run["rps"] / results[FLOOR][i]["rps"] for i, run in enumerate(runs)]
+        cpu_user = [results[USER][i]["cpu_ms"] / run["cpu_ms"] for i, run in enumerate(runs)]
+        cpu_floor = [results[FLOOR][i]["cpu_ms"] / run["cpu_ms"] for i, run in enumerate(runs)]
+        print(f"{name:34s} {span([r['rps'] for r in runs], '.0f'):>11s} {span([r['p50_ms'] for r in runs], '.2f'):>13s} "
+              f"{span([r['p99_ms'] for r in runs], '.1f'):>13s} {span(ratios_user, '.3f'):>12s} {span(ratios_floor, '.3f'):>12s} "
+              f"{span([r['cpu_ms'] for r in runs], '.3f'):>12s} {span(cpu_user, '.3f'):>12s} {span(cpu_floor, '.3f'):>12s}")  # fmt: skip
+
+
+def print_round(title: str, rows: dict[str, dict]) -> None:
+    print_table(title, rows)
+    for name, row in rows.items():
+        if name.startswith("GET"):
+            print(f"  {name}: {row['rps'] / rows[USER]['rps']:.3f} of GET /user, {row['rps'] / rows[FLOOR]['rps']:.3f} of the floor; "
+                  f"{row['cpu_ms']:.3f} CPU ms per request ({rows[USER]['cpu_ms'] / row['cpu_ms']:.3f} of GET /user's rate)")  # fmt: skip
+
+
+def span(values: list[float], spec: str) -> str:
+    low, high = min(values), max(values)
+    return f"{low:{spec}}" if f"{low:{spec}}" == f"{high:{spec}}" else f"{low:{spec}}-{high:{spec}}"
 
 
 if __name__ == "__main__":

@@ -305,11 +305,14 @@ def make_team(users: UserFactory, projects: ProjectFactory, admin: TestUser, vis
 
 
 class QueryCounter:
-    """Counts the SQL statements sent through the runtime's engine while active (a context manager)."""
+    """Counts the SQL statements sent through the runtime's engine while active (a context manager);
+    `fast` holds those of the fast path (`Database.fast_first` / `fast_all`), which bypasses it."""
 
     def __init__(self, rt: Runtime):
+        self.db = rt.db
         self.engine = rt.db.engine
         self.statements: list[str] = []
+        self.fast: list[str] = []
 
     def _record(self, _connection, _cursor, statement, _parameters, _context, _executemany) -> None:
         if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")):
@@ -317,10 +320,17 @@ class QueryCounter:
 
     def __enter__(self) -> QueryCounter:
         sqlalchemy_event.listen(self.engine, "before_cursor_execute", self._record)
+        self.db.fast_observers.append(self.fast.append)
         return self
 
     def __exit__(self, *_exc) -> None:
         sqlalchemy_event.remove(self.engine, "before_cursor_execute", self._record)
+        self.db.fast_observers.remove(self.fast.append)
+
+    @property
+    def fast_reads(self) -> list[str]:
+        """Fast-path statements but the presentation cache's settings read (made once a second)."""
+        return [statement for statement in self.fast if "application_settings" not in statement]
 
     @property
     def count(self) -> int:

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -97,6 +98,54 @@ def test_first_start_creates_root_once(tmp_path):
             assert "login:    root" in output
         else:
             assert "Created the admin user" not in output and "root" in output
+
+
+def _children(pid: int) -> list[str]:
+    """Command lines of the processes PID started (Linux /proc)."""
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split():
+            try:
+                found.append(Path(f"/proc/{child}/cmdline").read_text().replace("\0", " "))
+            except FileNotFoundError:
+                continue
+    return found
+
+
+def test_serve_runs_the_asked_number_of_processes_and_one_job_worker(tmp_path):
+    port = free_port()
+    process = _serve(tmp_path, port, {"CODEYARD_WORKERS": "2"})
+    try:
+        _wait_for(process, f"http://127.0.0.1:{port}")
+        deadline = time.monotonic() + 30
+        while True:
+            children = _children(process.pid)
+            servers = [c for c in children if "spawn_main" in c]
+            if len(servers) == 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert len(servers) == 2, children
+        assert len([c for c in children if "codeyard worker" in c]) == 1, children
+        assert not any("codeyard worker" in c for pid in _server_pids(process.pid) for c in _children(int(pid)))
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=30)[0]
+    assert "2 processes" in output
+
+
+def _server_pids(pid: int) -> list[str]:
+    return [child for task in os.listdir(f"/proc/{pid}/task") for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+
+
+def test_serve_refuses_a_bad_number_of_processes(tmp_path):
+    for args, env in ((["--workers", "0"], {}), ([], {"CODEYARD_WORKERS": "many"})):
+        result = subprocess.run(
+            [sys.executable, "-m", "codeyard", "serve", "--data-dir", str(tmp_path), *args],
+            env={**os.environ, **env}, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert result.returncode == 2, result.stderr
+        assert "workers" in result.stderr.lower()
+        assert not (tmp_path / "codeyard.db").exists()
 
 
 def test_first_start_prints_random_secrets(tmp_path):

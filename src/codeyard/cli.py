@@ -35,18 +35,29 @@ def main() -> None:
 @click.option("--host", default=None, help="Address to listen on (default 127.0.0.1, env CODEYARD_HOST).")
 @click.option("--port", type=int, default=None, help="Port to listen on (default 8080, env CODEYARD_PORT).")
 @click.option("--data-dir", default=None, help="Where the database, repositories and uploads live (default ./data).")
-@click.option("--workers", type=int, default=1, show_default=True, help="Server processes.")
-def serve(host: str | None, port: int | None, data_dir: str | None, workers: int) -> None:
-    """Apply migrations, create the admin on first start, and serve HTTP (and run background jobs
-    in a worker process unless CODEYARD_WORKER=0)."""
-    config = _config(data_dir, host=host, port=port)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Server processes (default one per usable core, env CODEYARD_WORKERS).",
+)
+def serve(host: str | None, port: int | None, data_dir: str | None, workers: int | None) -> None:
+    """Apply migrations, create the admin on first start, and serve HTTP from several processes
+    (and run background jobs in one worker process unless CODEYARD_WORKER=0)."""
+    try:
+        config = _config(data_dir, host=host, port=port, workers=workers)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
     _prepare(config)
     _announce_root(config)
     os.environ.update(config_module.to_env(config))
-    click.echo(f"codeyard listening on http://{config.host}:{config.port} (external URL {config.base_url})")
+    processes = "process" if config.workers == 1 else "processes"
+    click.echo(f"codeyard listening on http://{config.host}:{config.port} (external URL {config.base_url}), {config.workers} {processes}")
+    # One job worker whatever the number of server processes: it is started here, before uvicorn
+    # forks its workers, and those never start one.
     jobs = _start_worker(config) if config.embedded_worker else None
     try:
-        _serve(config, workers)
+        _serve(config, config.workers)
     finally:
         if jobs is not None:
             jobs.terminate()

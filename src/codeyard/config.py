@@ -44,6 +44,8 @@ class Config:
     body_timeout: float = 60.0
     max_connections: int = 512
     archive_cache_mb: int = 1024  # archives kept on disk beyond this are dropped, least recently used first
+    # Server processes of `codeyard serve` (CODEYARD_WORKERS or --workers): default one per usable core.
+    workers: int = 1
     # Background jobs: `serve` runs a worker unless CODEYARD_WORKER=0; seconds for poll, lease, back-off.
     embedded_worker: bool = True
     worker_concurrency: int = 4
@@ -79,6 +81,22 @@ def sqlite_url(data_dir: Path) -> str:
     return f"sqlite:///{(data_dir / 'codeyard.db').resolve()}"
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which containers and `taskset` narrow)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _positive(value: str | None, name: str) -> int | None:
+    if value is None or not value.strip():
+        return None
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ValueError(f"{name} must be a whole number of at least 1, not {value!r}")
+    return int(value)
+
+
 def load(env: dict[str, str] | None = None, **overrides) -> Config:
     """Build the configuration from the environment; keyword overrides win (CLI flags)."""
     env = os.environ if env is None else env
@@ -109,6 +127,7 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         body_timeout=float(env.get("CODEYARD_BODY_TIMEOUT", 60)),
         max_connections=int(env.get("CODEYARD_MAX_CONNECTIONS", 512)),
         archive_cache_mb=int(env.get("CODEYARD_ARCHIVE_CACHE_MB", 1024)),
+        workers=_positive(env.get("CODEYARD_WORKERS"), "CODEYARD_WORKERS") or usable_cores(),
         embedded_worker=env.get("CODEYARD_WORKER", "1").strip().lower() not in ("0", "false", "no", "off"),
         worker_concurrency=int(env.get("CODEYARD_WORKER_CONCURRENCY", 4)),
         worker_poll=float(env.get("CODEYARD_WORKER_POLL", 1.0)),
@@ -139,6 +158,7 @@ def to_env(config: Config) -> dict[str, str]:
         "CODEYARD_BODY_TIMEOUT": str(config.body_timeout),
         "CODEYARD_MAX_CONNECTIONS": str(config.max_connections),
         "CODEYARD_ARCHIVE_CACHE_MB": str(config.archive_cache_mb),
+        "CODEYARD_WORKERS": str(config.workers),
         "CODEYARD_WORKER": "1" if config.embedded_worker else "0",
         "CODEYARD_WORKER_CONCURRENCY": str(config.worker_concurrency),
         "CODEYARD_WORKER_POLL": str(config.worker_poll),

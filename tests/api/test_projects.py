@@ -8,6 +8,8 @@ from codeyard.db.models import Event, ForkLink, Project, ProjectMember, Tombston
 from codeyard.git import storage
 from codeyard.services import projects as project_service
 
+from ..support import QueryCounter
+
 SPEC_FIELDS = {
     "id", "description", "default_branch", "public", "visibility_level", "ssh_url_to_repo", "http_url_to_repo",
     "web_url", "tag_list", "owner", "name", "name_with_namespace", "path", "path_with_namespace", "issues_enabled",
@@ -45,6 +47,44 @@ def test_single_project_entity(api, users, projects):
     assert body["permissions"] == {"project_access": {"access_level": 40, "notification_level": 3}, "group_access": None}
     assert len(body["runners_token"]) == 20
     assert body["creator_id"] == alice.id and body["public"] is False and body["visibility_level"] == 0
+
+
+def test_single_project_is_one_statement_and_no_session(api, users, projects, rt):
+    alice = users.create("alice")
+    source = projects.create(alice, name="source", visibility=20)
+    team = projects.group(alice, "team")
+    project = projects.create(alice, group=team, name="grouped")
+    with rt.db.session() as session:
+        session.add(ForkLink(forked_to_project_id=project.id, forked_from_project_id=source.id))
+        session.commit()
+    for ref in (str(project.id), "team%2Fgrouped"):
+        with QueryCounter(rt) as counter:
+            body = api.as_(alice).get(f"/projects/{ref}").json()
+        assert body["forked_from_project"]["path_with_namespace"] == "alice/source"
+        assert body["permissions"]["group_access"]["access_level"] == 50
+        assert counter.count == 0, counter.statements  # no session, no transaction
+        assert len(counter.fast_reads) == 2, counter.fast_reads  # the token, the project
+
+
+def test_written_and_read_entities_are_the_same(api, users, projects):
+    """Responses to writes render through the request's session, GET through the fast path: the
+    same statement and the same entity, byte for byte."""
+    alice, bob = users.create("alice"), users.create("bob")
+    source = projects.create(bob, name="upstream", visibility=20)
+    forked = api.as_(alice).post(f"/projects/fork/{source.id}")
+    assert forked.status_code == 201
+    project_id = forked.json()["id"]
+    api.as_(bob).post(f"/projects/{source.id}/star")
+    edited = api.as_(alice).put(f"/projects/{project_id}", data={"description": "mine", "tag_list": "a,b"})
+    assert edited.status_code == 200
+    read = api.as_(alice).get(f"/projects/{project_id}")
+    assert edited.content.replace(b',"permissions"', b"").startswith(read.content.split(b',"permissions"')[0])
+    assert edited.json() == {key: value for key, value in read.json().items() if key != "permissions"}
+    starred = api.as_(bob).post(f"/projects/{source.id}/star")
+    assert starred.status_code == 304
+    unstarred = api.as_(bob).delete(f"/projects/{source.id}/star")
+    assert unstarred.json()["star_count"] == 0
+    assert api.as_(bob).get(f"/projects/{source.id}").json()["star_count"] == 0
 
 
 def test_get_by_path_any_case_and_with_dots(api, users, projects):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
 import sqlite3
 import threading
@@ -11,12 +12,15 @@ import psycopg
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect, select
+from sqlalchemy import bindparam, inspect, select, type_coerce
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from codeyard.db import migrate
 from codeyard.db.engine import Database
-from codeyard.db.models import Base
-from codeyard.services import credentials
+from codeyard.db.models import Base, Project, User
+from codeyard.db.models.base import UtcIsoText
+from codeyard.entities.common import iso
+from codeyard.services import credentials, project_reads
 from codeyard.services.identity import USER_BY_TOKEN
 
 from ..conftest import BACKENDS, POSTGRES_URL, _libpq
@@ -91,6 +95,65 @@ def test_fast_path_reads_what_sqlalchemy_reads(rt, users):
     assert tuple(fast) == tuple(slow)
     assert fast.created_at.tzinfo is not None and fast.is_admin is False and fast.username == "alice"
     assert rt.db.fast_first(USER_BY_TOKEN, {"digest": "0" * 64, "kind": "private"}) is None
+
+
+def test_fast_path_reads_project_rows_as_the_session_does(rt, users, projects):
+    alice = users.create("alice")
+    for name in ("one", "two", "three"):
+        projects.create(alice, name=name, visibility=20)
+    with rt.db.session() as session:
+        ids = list(session.scalars(select(Project.id).order_by(Project.id)))
+        params = {"ids": ids, "user_id": alice.id}
+        slow = [tuple(row) for row in session.execute(project_reads.BY_IDS, params)]
+    assert [tuple(row) for row in rt.db.fast_all(project_reads.BY_ID, {"id": ids[1], "user_id": alice.id})] == [slow[1]]
+    statements = project_reads._page_statements("member", False, False, False, False, (("id", "asc"),))
+    page = rt.db.fast_all(statements[1], {"user_id": alice.id, "limit": 2, "offset": 1})
+    assert [tuple(row) for row in page] == slow[1:3]
+    assert rt.db.fast_first(statements[0], {"user_id": alice.id}) == (3,)
+    assert page[0].created_at.endswith("Z") and page[0].tag_list == [] and page[0].archived is False
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        dt.datetime(2016, 1, 4, 15, 31, 46, 176999, tzinfo=dt.UTC),
+        dt.datetime(2016, 1, 4, 15, 31, 46, tzinfo=dt.UTC),
+        dt.datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+    ],
+)
+def test_timestamps_read_as_text_are_what_the_entities_print(rt, users, projects, moment):
+    """`UtcIsoText` (the read path's timestamps) gives `iso()` of what `UtcDateTime` reads back."""
+    project_id = projects.create(users.create("alice")).id
+    with rt.db.session() as session:
+        session.get(Project, project_id).created_at = moment
+        session.commit()
+    as_text = select(type_coerce(Project.created_at, UtcIsoText()).label("at")).where(Project.id == bindparam("id"))
+    with rt.db.session() as session:
+        stored = session.scalar(select(Project.created_at).where(Project.id == project_id))
+        assert session.execute(as_text, {"id": project_id}).scalar() == iso(stored) == iso(moment.astimezone(dt.UTC))
+    assert rt.db.fast_first(as_text, {"id": project_id})[0] == iso(stored)
+
+
+def test_timestamps_in_other_sqlite_forms_are_read_too():
+    processor = UtcIsoText().result_processor(sqlite_dialect.dialect(), None)
+    assert processor("2016-01-04 15:31:46.176999") == "2016-01-04T15:31:46.176Z"
+    assert processor("2016-01-04 15:31:46") == "2016-01-04T15:31:46.000Z"
+    assert processor("2016-01-04T15:31:46.5+00:00") == "2016-01-04T15:31:46.500Z"
+    assert processor(None) is None
+    with pytest.raises(TypeError):
+        UtcIsoText().process_bind_param(dt.datetime.now(dt.UTC), sqlite_dialect.dialect())
+
+
+def test_fast_path_parameters_follow_sqlalchemys_rules(rt, users):
+    alice = users.create("alice")
+    by_id = select(User.username).where(User.id == bindparam("id"))
+    assert rt.db.fast_first(by_id, {"id": alice.id}).username == "alice"
+    with pytest.raises(KeyError, match="'id'"):
+        rt.db.fast_first(by_id, {})
+    defaulted = select(User.username).where(User.id == bindparam("id", alice.id, required=False))
+    assert rt.db.fast_first(defaulted, {}).username == "alice"
+    computed = select(User.username).where(User.id == bindparam("id", callable_=lambda: alice.id))
+    assert rt.db.fast_first(computed, {}).username == "alice"
 
 
 def test_fast_path_reconnects_after_losing_its_connection(rt, users):

@@ -4,10 +4,12 @@ SQLite runs in WAL mode with foreign keys on. Transactions are begun explicitly:
 for writing start with BEGIN IMMEDIATE, so concurrent writers (several server workers, the job
 worker, git hooks) queue on the busy timeout instead of failing when a read lock is upgraded.
 
-`Database.fast_first` runs one prepared statement on a long-lived autocommit connection of the
-calling thread. It exists for the lookups done on every request (the token digest): checking a
-connection out of the pool, wrapping a statement in BEGIN/ROLLBACK and SQLAlchemy's execution
-machinery each cost more than the query itself (docs/ARCHITECTURE.md has the figures).
+`Database.fast_first` and `fast_all` run one prepared statement on a long-lived autocommit
+connection of the calling thread. They exist for the lookups done on every request (the token
+digest) and for the hot reads clients poll (projects): checking a connection out of the pool,
+wrapping a statement in BEGIN/ROLLBACK and SQLAlchemy's execution machinery each cost more than the
+query itself (docs/ARCHITECTURE.md has the figures). A statement given to them must be built once
+(a module constant or a cached builder): it is compiled once and kept, keyed by the object.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import namedtuple
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import orjson
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -35,10 +38,12 @@ def normalize_url(url: str) -> str:
 def make_engine(url: str) -> Engine:
     url = normalize_url(url)
     if make_url(url).get_backend_name() == "sqlite":
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=10)
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=10, json_deserializer=orjson.loads
+        )
         _configure_sqlite(engine)
         return engine
-    return create_engine(url, pool_size=10, max_overflow=20, pool_recycle=3600)
+    return create_engine(url, pool_size=10, max_overflow=20, pool_recycle=3600, json_deserializer=orjson.loads)
 
 
 def _configure_sqlite(engine: Engine) -> None:
@@ -71,6 +76,8 @@ class Database:
         self._local = threading.local()
         self._dbapi = self.engine.dialect.loaded_dbapi
         self._prepared: dict = {}
+        # Called with the SQL of every fast-path statement (tests count them; empty otherwise).
+        self.fast_observers: list = []
 
     def session(self, write: bool = True) -> Session:
         """A new session; the caller commits or rolls back and closes it."""
@@ -84,19 +91,27 @@ class Database:
 
     def fast_first(self, statement, params: dict):
         """First row of a Core SELECT, prepared once, on this thread's raw autocommit connection."""
+        return self._fast(statement, params, Prepared.first)
+
+    def fast_all(self, statement, params: dict) -> list:
+        """Every row of a Core SELECT (named tuples), like `fast_first`."""
+        return self._fast(statement, params, Prepared.all)
+
+    def _fast(self, statement, params: dict, fetch):
         prepared = self._prepared.get(statement)
         if prepared is None:
             prepared = self._prepared[statement] = Prepared(statement, self.engine.dialect)
-        statement = prepared
+        for observer in self.fast_observers:
+            observer(prepared.sql)
         connection = self._fast_connection()
         try:
-            return statement.first(connection, params)
+            return fetch(prepared, connection, params)
         except self._dbapi.Error:
             if not self._connection_lost(connection):
                 raise
             # The server dropped the connection (restart, failover): reconnect once.
             self._local.connection = None
-            return statement.first(self._fast_connection(), params)
+            return fetch(prepared, self._fast_connection(), params)
 
     def _fast_connection(self):
         connection = getattr(self._local, "connection", None)
@@ -145,12 +160,33 @@ class Prepared:
             name: bind.type.dialect_impl(dialect).bind_processor(dialect) for bind, name in compiled.bind_names.items()
         }
         self.bind_names = list(compiled.positiontup) if compiled.positional else list(self.bind_processors)
+        binds = {name: bind for bind, name in compiled.bind_names.items()}
+        # (name, key, default, required, processor) of every bind in order: what construct_params
+        # would look up, without its general machinery (none of these statements uses callables
+        # or expanding parameters; a statement that does goes through construct_params).
+        self.slots = None
+        if not any(bind.callable is not None or bind.expanding for bind in binds.values()):
+            self.slots = [
+                (name, binds[name].key, binds[name].value, binds[name].required, self.bind_processors[name])
+                for name in self.bind_names
+            ]
         columns = list(statement.selected_columns)
         processors = [column.type.dialect_impl(dialect).result_processor(dialect, None) for column in columns]
         self.result_processors = [(index, processor) for index, processor in enumerate(processors) if processor is not None]
         self.row_type = namedtuple("Row", [column.key for column in columns], rename=True)
 
     def parameters(self, params: dict):
+        if self.slots is not None:
+            values = {}
+            for name, key, default, required, processor in self.slots:
+                if key in params:
+                    value = params[key]
+                elif required:
+                    raise KeyError(f"A value is required for bind parameter {key!r}")
+                else:
+                    value = default
+                values[name] = processor(value) if processor is not None and value is not None else value
+            return [values[name] for name in self.bind_names] if self.positional else values
         given = self.compiled.construct_params(params)
         values = {}
         for name in self.bind_names:
@@ -166,9 +202,21 @@ class Prepared:
             row = cursor.fetchone()
         finally:
             cursor.close()
-        if row is None:
-            return None
-        values = list(row)
+        return None if row is None else self.row(row)
+
+    def all(self, connection, params: dict) -> list:
+        cursor = connection.cursor()
+        try:
+            cursor.execute(self.sql, self.parameters(params))
+            rows = cursor.fetchall()
+        finally:
+            cursor.close()
+        return [self.row(row) for row in rows]
+
+    def row(self, raw):
+        if not self.result_processors:
+            return self.row_type._make(raw)
+        values = list(raw)
         for index, processor in self.result_processors:
             if values[index] is not None:
                 values[index] = processor(values[index])

@@ -18,15 +18,3 @@ def counted_page(session: Session, query: Select, offset: int, limit: int, *orde
     rows = session.scalars(query.order_by(*order_by).offset(offset).limit(limit)).all()
     return total, list(rows)
 
-
-def keyed_page(session: Session, ids: Select, load, offset: int, limit: int, *order_by) -> tuple[int, list]:
-    """Like `counted_page` for wide rows: sort and cut the narrow id query IDS first, then LOAD(ids)
-    (a function returning the rows for those ids) and put them back in order. Three queries; the
-    database never sorts wide joined rows it is going to throw away."""
-    total = session.scalar(select(func.count()).select_from(ids.order_by(None).subquery()))
-    page_ids = list(session.scalars(ids.order_by(*order_by).offset(offset).limit(limit)))
-    if not page_ids:
-        return total, []
-    position = {key: index for index, key in enumerate(page_ids)}
-    rows = sorted(load(page_ids), key=lambda row: position[row.id])
-    return total, rows

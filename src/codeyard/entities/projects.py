@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from .common import View, iso
-from .users import avatar_url, web_url
+from .common import View
+from .users import gravatar
 
 
 class ProjectNamespace(TypedDict):
@@ -119,20 +119,6 @@ def urls(project, view: View) -> dict[str, str]:
     return {"ssh_url_to_repo": f"git@{view.host}:{path}.git", "http_url_to_repo": f"{web}.git", "web_url": web}
 
 
-def namespace(row) -> ProjectNamespace:
-    return {
-        "id": row.id,
-        "name": row.name,
-        "path": row.path,
-        "kind": row.kind,
-        "owner_id": row.owner_id,
-        "description": row.description or "",
-        "visibility_level": row.visibility_level,
-        "created_at": iso(row.created_at),
-        "updated_at": iso(row.updated_at),
-    }
-
-
 def human_namespace_name(row) -> str:
     """A user namespace reads as its owner's display name, a group as its name."""
     if row.kind == "user" and row.owner is not None:
@@ -140,90 +126,101 @@ def human_namespace_name(row) -> str:
     return row.name
 
 
-def owner(project, view: View) -> UserOwner | GroupOwner:
+# --- the project entity, from a row of services.project_reads ---------------------------------------
+
+
+def _owner(row, view: View) -> UserOwner | GroupOwner:
     """The user owning a personal project; for a group project, the group (GitLab's Project#owner)."""
-    ns = project.namespace
-    if ns.kind == "user" and ns.owner is not None:
-        user = ns.owner
+    if row.ns_kind == "user" and row.owner_id is not None:
         return {
-            "id": user.id,
-            "name": user.name,
-            "created_at": iso(user.created_at),
-            "username": user.username,
-            "state": user.state,
-            "avatar_url": avatar_url(user, view),
-            "web_url": web_url(user, view),
+            "id": row.owner_id,
+            "name": row.owner_name,
+            "created_at": row.owner_created_at,
+            "username": row.owner_username,
+            "state": row.owner_state,
+            "avatar_url": gravatar(row.owner_email, view),
+            "web_url": f"{view.base_url}/u/{row.owner_username}",
         }
-    return {"id": ns.id, "name": ns.name, "created_at": iso(ns.created_at), "path": ns.path, "kind": ns.kind}
+    return {"id": row.namespace_id, "name": row.ns_name, "created_at": row.ns_created_at, "path": row.ns_path, "kind": row.ns_kind}
 
 
-def basic(project) -> ProjectBasic:
-    """`forked_from_project` and other references: id, names and paths."""
+def _namespace_name(row) -> str:
+    return row.owner_name if row.ns_kind == "user" and row.owner_id is not None else row.ns_name
+
+
+def _source(row) -> ProjectBasic:
+    """`forked_from_project`: id, names and paths of the fork source."""
+    if row.source_ns_kind == "user" and row.source_owner_name is not None:
+        namespace_name = row.source_owner_name
+    else:
+        namespace_name = row.source_ns_name
     return {
-        "id": project.id,
-        "name": project.name,
-        "name_with_namespace": f"{human_namespace_name(project.namespace)} / {project.name}",
-        "path": project.path,
-        "path_with_namespace": project.path_with_namespace,
+        "id": row.source_id,
+        "name": row.source_name,
+        "name_with_namespace": f"{namespace_name} / {row.source_name}",
+        "path": row.source_path,
+        "path_with_namespace": f"{row.source_ns_path}/{row.source_path}",
     }
 
 
-def membership(found) -> Membership | None:
-    if found is None:
-        return None
-    return {"access_level": found.access_level, "notification_level": found.notification_level}
+def _membership(level: int | None, notification: int | None) -> Membership | None:
+    return None if level is None else {"access_level": level, "notification_level": notification}
 
 
-def project(
-    p,
-    view: View,
-    details,
-    *,
-    permissions: bool = False,
-    runners_token: str = "",
-    in_list: bool = False,
-) -> Project:
-    """DETAILS is `services.projects.Details` for a set of projects including P. RUNNERS_TOKEN is
-    empty for callers who may not administer P (C27)."""
+def project(row, view: View, *, permissions: bool = False, runners_token: str = "", in_list: bool = False) -> Project:
+    """ROW is an entity row of `services.project_reads` (timestamps already the API's text). RUNNERS_TOKEN is empty for callers who may
+    not administer the project (C27); PERMISSIONS adds the caller's memberships."""
+    path_with_namespace = f"{row.ns_path}/{row.path}"
+    web = f"{view.base_url}/{path_with_namespace}"
     data = {
-        "id": p.id,
-        "description": p.description,
-        "default_branch": p.head_branch,
-        "tag_list": list(p.tag_list or []),
-        "public": p.visibility_level == 20,
-        "archived": p.archived,
-        "visibility_level": p.visibility_level,
-        **urls(p, view),
-        "owner": owner(p, view),
-        "name": p.name,
-        "name_with_namespace": f"{human_namespace_name(p.namespace)} / {p.name}",
-        "path": p.path,
-        "path_with_namespace": p.path_with_namespace,
-        "issues_enabled": p.issues_enabled,
-        "merge_requests_enabled": p.merge_requests_enabled,
-        "wiki_enabled": p.wiki_enabled,
-        "builds_enabled": p.builds_enabled,
-        "snippets_enabled": p.snippets_enabled,
-        "created_at": iso(p.created_at),
-        "last_activity_at": iso(p.last_activity_at),
-        "shared_runners_enabled": p.shared_runners_enabled,
-        "creator_id": p.creator_id,
-        "namespace": namespace(p.namespace),
+        "id": row.id,
+        "description": row.description,
+        "default_branch": row.head_branch,
+        "tag_list": list(row.tag_list or []),
+        "public": row.visibility_level == 20,
+        "archived": row.archived,
+        "visibility_level": row.visibility_level,
+        "ssh_url_to_repo": f"git@{view.host}:{path_with_namespace}.git",
+        "http_url_to_repo": f"{web}.git",
+        "web_url": web,
+        "owner": _owner(row, view),
+        "name": row.name,
+        "name_with_namespace": f"{_namespace_name(row)} / {row.name}",
+        "path": row.path,
+        "path_with_namespace": path_with_namespace,
+        "issues_enabled": row.issues_enabled,
+        "merge_requests_enabled": row.merge_requests_enabled,
+        "wiki_enabled": row.wiki_enabled,
+        "builds_enabled": row.builds_enabled,
+        "snippets_enabled": row.snippets_enabled,
+        "created_at": row.created_at,
+        "last_activity_at": row.last_activity_at,
+        "shared_runners_enabled": row.shared_runners_enabled,
+        "creator_id": row.creator_id,
+        "namespace": {
+            "id": row.namespace_id,
+            "name": row.ns_name,
+            "path": row.ns_path,
+            "kind": row.ns_kind,
+            "owner_id": row.ns_owner_id,
+            "description": row.ns_description or "",
+            "visibility_level": row.ns_visibility_level,
+            "created_at": row.ns_created_at,
+            "updated_at": row.ns_updated_at,
+        },
     }
-    source = details.forked_from.get(p.id)
-    if source is not None:
-        data["forked_from_project"] = basic(source)
+    if row.source_id is not None:
+        data["forked_from_project"] = _source(row)
     data["avatar_url"] = None
-    data["star_count"] = details.star_counts.get(p.id, 0)
-    data["forks_count"] = details.fork_counts.get(p.id, 0)
+    data["star_count"] = row.star_count
+    data["forks_count"] = row.forks_count
     data["open_issues_count"] = 0  # codeyard has no issue tracker: no issue can be open
     data["runners_token"] = runners_token
     if in_list:
-        data["public_builds"] = p.public_builds
+        data["public_builds"] = row.public_builds
     if permissions:
-        group = details.via_group.get(p.namespace_id) if p.namespace.kind == "group" else None
         data["permissions"] = {
-            "project_access": membership(details.direct.get(p.id)),
-            "group_access": membership(group),
+            "project_access": _membership(row.member_level, row.member_notification),
+            "group_access": _membership(row.group_level, row.group_notification),
         }
     return data

@@ -76,9 +76,14 @@ class UserContact(TypedDict):
 
 def avatar_url(user, view: View) -> str:
     """The gravatar URL; empty when the avatar service is off (the spec types it a string)."""
-    if not view.avatars or not user.email:
+    return gravatar(user.email, view)
+
+
+def gravatar(email: str | None, view: View) -> str:
+    """The gravatar URL of EMAIL, or "" (avatar service off, no e-mail)."""
+    if not view.avatars or not email:
         return ""
-    digest = hashlib.md5(user.email.strip().lower().encode(), usedforsecurity=False).hexdigest()
+    digest = hashlib.md5(email.strip().lower().encode(), usedforsecurity=False).hexdigest()
     host = "https://secure.gravatar.com" if view.base_url.startswith("https:") else "http://www.gravatar.com"
     return f"{host}/avatar/{digest}?s=80&d=identicon"
 

@@ -10,6 +10,7 @@ archiving take away.
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
 
 GUEST, REPORTER, DEVELOPER, MASTER, OWNER = 10, 20, 30, 40, 50
@@ -105,14 +106,17 @@ class Access:
 NO_ACCESS = Access(frozenset())
 
 
+_feature_flags = operator.attrgetter(*FEATURE_ABILITIES)
+
+
 def _feature_rules(project) -> frozenset[str]:
     """The abilities the project's disabled features take away."""
-    return _rules_taken_by(tuple(bool(getattr(project, flag)) for flag in FEATURE_ABILITIES))
+    return _rules_taken_by(_feature_flags(project))
 
 
 @functools.cache
 def _rules_taken_by(enabled: tuple[bool, ...]) -> frozenset[str]:
-    flags = dict(zip(FEATURE_ABILITIES, enabled, strict=True))
+    flags = dict(zip(FEATURE_ABILITIES, map(bool, enabled), strict=True))
     taken: set[str] = set()
     for flag, suffix in FEATURE_ABILITIES.items():
         if not flags[flag]:
@@ -126,23 +130,36 @@ def project_access(user, project, namespace, project_level: int | None, group_le
     """The abilities of USER (a user row or None) on PROJECT in NAMESPACE, given their membership levels."""
     if user is None or getattr(user, "state", "active") != "active":
         return NO_ACCESS
-    team_level = max(project_level or 0, group_level or 0)
-    rules: set[str] = set(next((granted for floor, granted in TEAM_RULES if team_level >= floor), ()))
     is_owner = bool(
         user.is_admin
         or (namespace.kind == "user" and namespace.owner_id == user.id)
         or (namespace.kind == "group" and group_level == OWNER)
     )
+    level = project.visibility_level
+    rules = _rules(
+        max(project_level or 0, group_level or 0),
+        is_owner,
+        level == PUBLIC or (level == INTERNAL and not user.external),
+        bool(project.public_builds),
+        bool(project.archived),
+        _feature_flags(project),
+    )
+    return Access(rules, project_level, group_level, is_owner)
+
+
+@functools.lru_cache(maxsize=1024)  # few combinations; a page of projects repeats them
+def _rules(team_level: int, is_owner: bool, open_to_user: bool, public_builds: bool, archived: bool, enabled: tuple) -> frozenset[str]:
+    rules: set[str] = set(next((granted for floor, granted in TEAM_RULES if team_level >= floor), ()))
     if is_owner:
         rules |= OWNER_RULES
-    if project.visibility_level == PUBLIC or (project.visibility_level == INTERNAL and not user.external):
+    if open_to_user:
         rules |= PUBLIC_RULES
-        if project.public_builds:
+        if public_builds:
             rules.add(READ_BUILD)
-    if project.archived:
+    if archived:
         rules -= ARCHIVED_TAKES
-    rules -= _feature_rules(project)
-    return Access(frozenset(rules), project_level, group_level, is_owner)
+    rules -= _rules_taken_by(enabled)
+    return frozenset(rules)
 
 
 def anonymous_access(project) -> Access:

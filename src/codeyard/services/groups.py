@@ -104,16 +104,10 @@ def visible_page(session: Session, user, search: str | None, offset: int, limit:
     return counted_page(session, query, offset, limit, Namespace.id)
 
 
-def readable_projects(session: Session, user, group: Namespace) -> list[Project]:
-    ids = projects.visible(user)
-    return list(
-        session.scalars(
-            select(Project)
-            .where(Project.namespace_id == group.id, Project.id.in_(ids))
-            .options(projects.OWNER_FOR_ENTITY)
-            .order_by(Project.id)
-        ).unique()
-    )
+def readable_project_ids(session: Session, user, group: Namespace) -> list[int]:
+    """Ids of the group's projects USER may read, in id order."""
+    query = select(Project.id).where(Project.namespace_id == group.id, Project.id.in_(projects.visible(user)))
+    return list(session.scalars(query.order_by(Project.id)))
 
 
 # --- changing -------------------------------------------------------------------------------------

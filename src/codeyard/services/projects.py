@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Select, func, or_, select
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session
 
 from ..db.hooks import on_commit, on_rollback
 from ..db.models import (
@@ -33,7 +33,6 @@ from ..db.models import (
     User,
     parse_id,
 )
-from ..db.queries import keyed_page, matches_text
 from ..errors import Conflict, Forbidden, Invalid
 from ..git import repo, storage
 from ..git.refs import is_branch_name
@@ -465,89 +464,4 @@ def open_to(user) -> Select:
     admin or not: what GitLab's project search looks through."""
     return select(Project.id).where(
         or_(Project.id.in_(authorized(user.id)), Project.visibility_level.in_(policy.visible_levels_for(user)))
-    )
-
-
-# What the entity shows of a personal project's owner; the rest of the user row stays unloaded.
-OWNER_FOR_ENTITY = (
-    joinedload(Project.namespace)
-    .joinedload(Namespace.owner)
-    .load_only(User.id, User.name, User.username, User.state, User.email, User.created_at)
-)
-
-
-def load(session: Session, ids: list[int]) -> list[Project]:
-    """The projects with IDS, with their namespaces and namespace owners (one query)."""
-    return list(
-        session.scalars(
-            select(Project).where(Project.id.in_(ids)).options(OWNER_FOR_ENTITY)
-        ).unique()
-    )
-
-
-def page(session: Session, ids: Select | None, filters: Filters, offset: int, limit: int) -> tuple[int, list[Project]]:
-    """(total, one page) of the projects whose ids IDS selects (None: all), filtered and ordered."""
-    query = select(Project.id).join(Namespace, Namespace.id == Project.namespace_id)
-    if ids is not None:
-        query = query.where(Project.id.in_(ids))
-    if filters.archived is not None:
-        query = query.where(Project.archived.is_(filters.archived))
-    if filters.search:
-        query = query.where(matches_text(filters.search, Project.path, Project.name, Project.description, Namespace.name))
-    if filters.visibility is not None:
-        query = query.where(Project.visibility_level == filters.visibility)
-    column = getattr(Project, filters.order_by)
-    ordered = column.asc() if filters.sort == "asc" else column.desc()
-    tie = Project.id.asc() if filters.sort == "asc" else Project.id.desc()
-    return keyed_page(session, query, lambda page_ids: load(session, page_ids), offset, limit, ordered, tie)
-
-
-def search_by_name(session: Session, user, text: str, order_by: str | None, sort: str, offset: int, limit: int):
-    """Projects open to USER (members' and internal/public ones, admins included) whose name contains TEXT."""
-    query = select(Project.id).where(Project.id.in_(open_to(user)), matches_text(text, Project.name))
-    order = []
-    if order_by is not None:
-        column = getattr(Project, order_by)
-        order.append(column.desc() if sort == "desc" else column.asc())
-    order.append(Project.id.desc() if sort == "desc" else Project.id.asc())
-    return keyed_page(session, query, lambda page_ids: load(session, page_ids), offset, limit, *order)
-
-
-@dataclass
-class Details:
-    """What the project entity shows beyond the project row, loaded for a whole page at once."""
-
-    forked_from: dict[int, Project]
-    star_counts: dict[int, int]
-    fork_counts: dict[int, int]
-    accesses: dict[int, policy.Access]
-    direct: dict[int, access_service.Membership]
-    via_group: dict[int, access_service.Membership]
-
-
-def details(session: Session, user, projects: list[Project]) -> Details:
-    """Fork sources, star and fork counts and the caller's access for PROJECTS: two queries, three
-    when some of them are forks."""
-    ids = [project.id for project in projects]
-    if not ids:
-        return Details({}, {}, {}, {}, {}, {})
-    stars = select(func.count()).where(Star.project_id == Project.id).scalar_subquery()
-    forks = select(func.count()).where(ForkLink.forked_from_project_id == Project.id).scalar_subquery()
-    source = select(ForkLink.forked_from_project_id).where(ForkLink.forked_to_project_id == Project.id).scalar_subquery()
-    counted = session.execute(select(Project.id, stars, forks, source).where(Project.id.in_(ids))).all()
-    source_ids = {row[3] for row in counted if row[3] is not None}
-    sources = {project.id: project for project in load(session, list(source_ids))} if source_ids else {}
-    if user is None:
-        direct, via_group = {}, {}
-        accesses = access_service.accesses(session, None, projects)
-    else:
-        direct, via_group = access_service.memberships(session, user.id, projects)
-        accesses = access_service.combine(user, projects, direct, via_group)
-    return Details(
-        forked_from={row[0]: sources[row[3]] for row in counted if row[3] is not None},
-        star_counts={row[0]: row[1] for row in counted},
-        fork_counts={row[0]: row[2] for row in counted},
-        accesses=accesses,
-        direct=direct,
-        via_group=via_group,
     )

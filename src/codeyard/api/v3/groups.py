@@ -11,7 +11,7 @@ from ...entities.projects import Project
 from ...errors import NotFound
 from ...policies import groups as group_policy
 from ...policies.projects import ACCESS_LEVELS, VISIBILITY_LEVELS
-from ...services import groups, projects, users
+from ...services import groups, project_reads, projects, users
 from .. import paging
 from ..context import Ctx
 from ..guards import group_guard, load_project
@@ -49,15 +49,14 @@ def list_groups(ctx: Ctx) -> paging.Page[Group]:
 @API.get("/groups/:id", guards=READ, summary="A group (by id or path) with the projects the caller may read")
 def get_group(ctx: Ctx) -> GroupDetail:
     data = group_entity(ctx.group, ctx.view)
-    found = groups.readable_projects(ctx.session, ctx.actor, ctx.group)
-    data["projects"] = render(ctx, found, permissions=False, in_list=True)
+    rows = project_reads.rows_for(ctx.session, ctx.actor, groups.readable_project_ids(ctx.session, ctx.actor, ctx.group))
+    data["projects"] = render(ctx, rows, permissions=False, in_list=True)
     return data
 
 
 @API.get("/groups/:id/projects", guards=READ, paginated=True, params=LIST_PARAMS, summary="Projects of a group the caller may read")
 def list_group_projects(ctx: Ctx) -> paging.Page[Project]:
-    ids = projects.visible(ctx.actor).where(projects.Project.namespace_id == ctx.group.id)
-    return listing(ctx, ids, permissions=False)
+    return listing(ctx, project_reads.GROUP, permissions=False, group_id=ctx.group.id)
 
 
 @API.post("/groups/:id/projects/:project_id", admin=True, guards=READ, summary="Move a project into the group (admin)")

@@ -11,7 +11,7 @@ from ...entities.events import event as event_entity
 from ...errors import Forbidden, Invalid, NotFound, RecordNotFound
 from ...policies import projects as policy
 from ...services import access as access_service
-from ...services import events, namespaces, projects, users
+from ...services import events, namespaces, project_reads, projects, users
 from .. import paging
 from ..context import Ctx
 from ..guards import ADMIN, READ, load_project, project_guard
@@ -50,21 +50,20 @@ UPDATE_PARAMS = (
 )
 
 
-def render(ctx: Ctx, found: list, *, permissions: bool, in_list: bool) -> list[dict]:
-    details = projects.details(ctx.session, ctx.actor, found)
-    rendered = []
-    for project in found:
-        token = ""
-        if details.accesses[project.id].can(policy.ADMIN_PROJECT):
-            token = projects.runners_token(ctx.rt.secret_key, project)
-        rendered.append(
-            entities.project(project, ctx.view, details, permissions=permissions, runners_token=token, in_list=in_list)
-        )
+def render(ctx: Ctx, rows: list, *, permissions: bool, in_list: bool) -> list[dict]:
+    """Entities from rows of `services.project_reads`."""
+    view, actor, rendered = ctx.view, ctx.actor, []
+    for row in rows:
+        admin = project_reads.access(actor, row).can(policy.ADMIN_PROJECT)
+        token = projects.runners_token(ctx.rt.secret_key, row) if admin else ""
+        rendered.append(entities.project(row, view, permissions=permissions, runners_token=token, in_list=in_list))
     return rendered
 
 
 def render_one(ctx: Ctx, project, *, permissions: bool = False) -> dict:
-    return render(ctx, [project], permissions=permissions, in_list=False)[0]
+    """The entity of PROJECT (a model just written) as this request's transaction sees it."""
+    (row,) = project_reads.rows_for(ctx.session, ctx.actor, [project.id])
+    return render(ctx, [row], permissions=permissions, in_list=False)[0]
 
 
 def filters(ctx: Ctx) -> projects.Filters:
@@ -78,50 +77,55 @@ def filters(ctx: Ctx) -> projects.Filters:
     )
 
 
-def listing(ctx: Ctx, ids, *, permissions: bool = True) -> paging.Page:
+def listing(ctx: Ctx, scope: str, *, permissions: bool = True, **query) -> paging.Page:
     window = paging.window(ctx)
-    total, found = projects.page(ctx.session, ids, filters(ctx), window.offset, window.limit)
-    return paging.Page(render(ctx, found, permissions=permissions, in_list=True), total, window)
+    found = project_reads.Query(scope, ctx.actor, filters(ctx), **query)
+    total, rows = project_reads.page(ctx.rt.db, found, window.offset, window.limit)
+    return paging.Page(render(ctx, rows, permissions=permissions, in_list=True), total, window)
 
 
 @API.get("/projects", paginated=True, params=LIST_PARAMS, summary="Projects the caller is a member of")
 def list_projects(ctx: Ctx) -> paging.Page[entities.Project]:
-    return listing(ctx, projects.authorized(ctx.actor.id))
+    return listing(ctx, project_reads.MEMBER)
 
 
 @API.get("/projects/owned", paginated=True, params=LIST_PARAMS, summary="Projects the caller owns")
 def list_owned(ctx: Ctx) -> paging.Page[entities.Project]:
-    return listing(ctx, projects.owned(ctx.actor.id))
+    return listing(ctx, project_reads.OWNED)
 
 
 @API.get("/projects/starred", paginated=True, params=LIST_PARAMS, summary="Projects the caller starred")
 def list_starred(ctx: Ctx) -> paging.Page[entities.Project]:
-    return listing(ctx, projects.starred(ctx.actor.id).where(projects.Project.id.in_(projects.visible(ctx.actor))), permissions=False)
+    return listing(ctx, project_reads.STARRED, permissions=False)
 
 
 @API.get("/projects/all", admin=True, paginated=True, params=LIST_PARAMS, summary="Every project (admin)")
 def list_all(ctx: Ctx) -> paging.Page[entities.Project]:
-    return listing(ctx, None)
+    return listing(ctx, project_reads.ALL)
 
 
 @API.get(
     "/projects/search/:query",
     paginated=True,
     summary="Readable projects whose name contains the query",
-    params=(Choice("order_by", ("id", "name", "created_at", "last_activity_at")), Choice("sort", ("asc", "desc"))),
+    params=(Choice("order_by", project_reads.SEARCH_ORDERABLE), Choice("sort", ("asc", "desc"))),
 )
 def search_projects(ctx: Ctx) -> paging.Page[entities.Project]:
+    search = projects.Filters(order_by=ctx.args.get("order_by"), sort=ctx.args.get("sort", "asc"))
     window = paging.window(ctx)
-    total, found = projects.search_by_name(
-        ctx.session, ctx.actor, ctx.path_params["query"], ctx.args.get("order_by"), ctx.args.get("sort", "asc"),
-        window.offset, window.limit,
-    )  # fmt: skip
-    return paging.Page(render(ctx, found, permissions=False, in_list=True), total, window)
+    found = project_reads.Query(project_reads.SEARCH, ctx.actor, search, name=ctx.path_params["query"])
+    total, rows = project_reads.page(ctx.rt.db, found, window.offset, window.limit)
+    return paging.Page(render(ctx, rows, permissions=False, in_list=True), total, window)
 
 
-@API.get("/projects/:id", guards=(READ,), summary="A single project (by id or namespace%2Fpath)")
+@API.get("/projects/:id", summary="A single project (by id or namespace%2Fpath)")
 def get_project(ctx: Ctx) -> entities.Project:
-    return render_one(ctx, ctx.project, permissions=True)
+    # The read path: one statement loads the project, what the entity shows and the caller's
+    # memberships; the READ guard's rules (404 unless readable) are applied to that row.
+    row = project_reads.find(ctx.rt.db, ctx.path_params["id"], ctx.actor)
+    if row is None or not project_reads.access(ctx.actor, row).can(policy.READ_PROJECT):
+        raise NotFound("Project")
+    return render(ctx, [row], permissions=True, in_list=False)[0]
 
 
 def _create_attrs(ctx: Ctx) -> dict:

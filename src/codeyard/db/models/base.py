@@ -73,6 +73,39 @@ class UtcDateTime(TypeDecorator):
         return super().result_processor(dialect, coltype)
 
 
+class UtcIsoText(TypeDecorator):
+    """A UtcDateTime column read as the API's text, `2016-01-04T15:31:46.176Z` (entities.common.iso),
+    without building a datetime: the read path selects timestamps through it
+    (`type_coerce(column, UtcIsoText())`). Only for reading."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        raise TypeError("UtcIsoText only reads")
+
+    def result_processor(self, dialect, coltype):
+        if dialect.name == "sqlite":
+            # SQLAlchemy stores `YYYY-MM-DD HH:MM:SS.ffffff`; the API shows milliseconds, cut (not rounded).
+            def from_text(value, _from=dt.datetime.fromisoformat):
+                if value is None:
+                    return None
+                if len(value) == 26 and value[10] == " " and value[19] == ".":
+                    return f"{value[:10]}T{value[11:23]}Z"
+                return _from(value).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+
+            return from_text
+
+        def from_datetime(value):
+            if value is None:
+                return None
+            if value.tzinfo is not None:
+                value = value.astimezone(dt.UTC).replace(tzinfo=None)
+            return value.isoformat(timespec="milliseconds") + "Z"
+
+        return from_datetime
+
+
 class JsonList(TypeDecorator):
     """A JSON array column (SQLite stores it as text, PostgreSQL as json)."""
 

@@ -1,0 +1,249 @@
+"""The read path of the project entity: one statement for one project or for a page of them.
+
+Every row carries what the entity and the caller's access need: the project, its namespace, the
+namespace's owner, its fork source (with that one's namespace and owner), the star and fork counts
+and the caller's direct and group memberships. Statements are Core SELECTs built once per shape
+(scope, which filters are present, order) with bound parameters for every value, so the fast path
+(`Database.fast_all`) compiles each once; the rows are named tuples, never ORM objects.
+
+Reads of GET requests run on the fast path: no session, no transaction, a fixed number of
+statements whatever the page size (two for a page: count and rows; one for a single project).
+Responses to writes run the same statements through the request's session, so they see its
+uncommitted changes.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from sqlalchemy import Boolean, Integer, and_, bindparam, func, or_, select, type_coerce
+from sqlalchemy.orm import Session, aliased
+
+from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember, Star, User, parse_id
+from ..db.models.base import UtcIsoText
+from ..git.refs import INITIAL_BRANCH
+from ..policies import projects as policy
+from . import projects as project_service
+
+ORDERABLE = project_service.ORDERABLE
+SEARCH_ORDERABLE = ("id", "name", "created_at", "last_activity_at")
+
+_source = aliased(Project, name="source")
+_source_ns = aliased(Namespace, name="source_ns")
+_source_owner = aliased(User, name="source_owner")
+_owner = aliased(User, name="owner")
+_member = aliased(ProjectMember, name="member")
+_group_member = aliased(GroupMember, name="group_member")
+_fork = aliased(ForkLink, name="fork")
+
+USER_ID = bindparam("user_id", type_=Integer)
+
+
+def _text(column, name: str):
+    """A timestamp column read as the API's text (no datetime is built)."""
+    return type_coerce(column, UtcIsoText()).label(name)
+
+
+COLUMNS = (
+    Project.id, Project.namespace_id, Project.name, Project.path, Project.description,
+    func.coalesce(Project.default_branch, INITIAL_BRANCH).label("head_branch"),
+    Project.visibility_level, Project.issues_enabled, Project.merge_requests_enabled, Project.builds_enabled,
+    Project.wiki_enabled, Project.snippets_enabled, Project.shared_runners_enabled, Project.public_builds,
+    Project.archived, Project.tag_list, Project.creator_id, Project.runners_token_nonce,
+    _text(Project.created_at, "created_at"), _text(Project.last_activity_at, "last_activity_at"),
+    Namespace.name.label("ns_name"), Namespace.path.label("ns_path"), Namespace.kind.label("ns_kind"),
+    Namespace.owner_id.label("ns_owner_id"), Namespace.description.label("ns_description"),
+    Namespace.visibility_level.label("ns_visibility_level"), _text(Namespace.created_at, "ns_created_at"),
+    _text(Namespace.updated_at, "ns_updated_at"),
+    _owner.id.label("owner_id"), _owner.name.label("owner_name"), _owner.username.label("owner_username"),
+    _owner.state.label("owner_state"), _owner.email.label("owner_email"), _text(_owner.created_at, "owner_created_at"),
+    select(func.count()).where(Star.project_id == Project.id).correlate(Project).scalar_subquery().label("star_count"),
+    select(func.count()).where(ForkLink.forked_from_project_id == Project.id).correlate(Project).scalar_subquery()
+    .label("forks_count"),
+    _source.id.label("source_id"), _source.name.label("source_name"), _source.path.label("source_path"),
+    _source_ns.name.label("source_ns_name"), _source_ns.path.label("source_ns_path"),
+    _source_ns.kind.label("source_ns_kind"), _source_owner.name.label("source_owner_name"),
+    _member.access_level.label("member_level"), _member.notification_level.label("member_notification"),
+    _group_member.access_level.label("group_level"), _group_member.notification_level.label("group_notification"),
+)  # fmt: skip
+
+
+def _entity_select(page=None):
+    """Every entity column, FROM projects and the joins they need (the caller is `:user_id`); with
+    PAGE (a subquery of ids), FROM it first: the planner then starts from the page's few ids
+    instead of joining every project (PostgreSQL does when its statistics are thin)."""
+    if page is None:
+        query = select(*COLUMNS).select_from(Project)
+    else:
+        query = select(*COLUMNS).select_from(page).join(Project, Project.id == page.c.id)
+    return (
+        query.join(Namespace, Namespace.id == Project.namespace_id)
+        .outerjoin(_owner, and_(_owner.id == Namespace.owner_id, Namespace.kind == "user"))
+        .outerjoin(_fork, _fork.forked_to_project_id == Project.id)
+        .outerjoin(_source, _source.id == _fork.forked_from_project_id)
+        .outerjoin(_source_ns, _source_ns.id == _source.namespace_id)
+        .outerjoin(_source_owner, and_(_source_owner.id == _source_ns.owner_id, _source_ns.kind == "user"))
+        .outerjoin(_member, and_(_member.project_id == Project.id, _member.user_id == USER_ID))
+        .outerjoin(
+            _group_member,
+            and_(_group_member.namespace_id == Project.namespace_id, _group_member.user_id == USER_ID, Namespace.kind == "group"),
+        )
+    )
+
+
+BY_ID = _entity_select().where(Project.id == bindparam("id", type_=Integer))
+BY_PATH = _entity_select().where(
+    func.lower(Namespace.path) == bindparam("namespace_path"), func.lower(Project.path) == bindparam("project_path")
+)
+BY_IDS = _entity_select().where(Project.id.in_(bindparam("ids", expanding=True))).order_by(Project.id)
+
+
+# --- one project ----------------------------------------------------------------------------------
+
+
+def one_params(ident: str, user) -> dict | None:
+    """The parameters of BY_ID or BY_PATH for a project named by id or `namespace/path`, or None
+    when IDENT can name nothing (the rules of `services.projects.find`)."""
+    user_id = user.id if user is not None else None
+    if "/" in ident:
+        namespace_path, _, rest = ident.partition("/")
+        return {"namespace_path": namespace_path.lower(), "project_path": rest.split("/", 1)[0].lower(), "user_id": user_id}
+    if ident.isascii() and ident.isdigit() and (number := parse_id(ident)) is not None:
+        return {"id": number, "user_id": user_id}
+    return None
+
+
+def find(db, ident: str, user):
+    """The entity row of the project named by IDENT (id or `namespace/path`), on the fast path."""
+    params = one_params(ident, user)
+    if params is None:
+        return None
+    return db.fast_first(BY_PATH if "namespace_path" in params else BY_ID, params)
+
+
+def rows_for(session: Session, user, ids: list[int]) -> list:
+    """Entity rows of the projects with IDS (in id order) in SESSION's transaction."""
+    if not ids:
+        return []
+    return list(session.execute(BY_IDS, {"ids": list(ids), "user_id": user.id if user is not None else None}))
+
+
+# --- access from a row ----------------------------------------------------------------------------
+
+
+class NamespaceFacts(NamedTuple):
+    kind: str
+    owner_id: int | None
+
+
+def access(user, row) -> policy.Access:
+    """What USER (a user row or None) may do on the project of ROW (`services.access.access`)."""
+    if user is None:
+        return policy.anonymous_access(row)
+    if user.state != "active":
+        return policy.NO_ACCESS
+    group_level = row.group_level if row.ns_kind == "group" else None
+    return policy.project_access(user, row, NamespaceFacts(row.ns_kind, row.ns_owner_id), row.member_level, group_level)
+
+
+# --- pages ----------------------------------------------------------------------------------------
+
+ALL, MEMBER, OWNED, STARRED, GROUP, SEARCH = "all", "member", "owned", "starred", "group", "search"
+
+
+@dataclass(frozen=True)
+class Query:
+    """One list request: the scope, the caller and the filters (`services.projects.Filters`)."""
+
+    scope: str
+    user: object
+    filters: project_service.Filters
+    group_id: int | None = None
+    name: str | None = None  # the text of /projects/search/:query
+
+
+def _like_pattern(text: str) -> str:
+    """`%text%` with LIKE's wildcards in TEXT made literal (escape character `/`), lower case."""
+    escaped = text.lower().replace("/", "//").replace("%", "/%").replace("_", "/_")
+    return f"%{escaped}%"
+
+
+def _matches(param: str, *columns):
+    return or_(*(func.lower(column).like(bindparam(param), escape="/") for column in columns))
+
+
+def _open_to_caller():
+    """Projects the caller (`:user_id`) is a member of, plus those open to any such user
+    (visibility at least `:min_level`: internal and public, or public for external users)."""
+    return or_(
+        Project.id.in_(project_service.authorized(USER_ID)),
+        Project.visibility_level >= bindparam("min_level", type_=Integer),
+    )
+
+
+@functools.cache
+def _page_statements(scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple):
+    """(count, page) statements of one shape of list; built once per shape."""
+    ids = select(Project.id)
+    if search:  # the namespace's name is searched too
+        ids = ids.join(Namespace, Namespace.id == Project.namespace_id)
+    if scope == MEMBER:
+        ids = ids.where(Project.id.in_(project_service.authorized(USER_ID)))
+    elif scope == OWNED:
+        ids = ids.where(Project.id.in_(project_service.owned(USER_ID)))
+    elif scope == STARRED:
+        ids = ids.where(Project.id.in_(project_service.starred(USER_ID)))
+    elif scope == GROUP:
+        ids = ids.where(Project.namespace_id == bindparam("group_id", type_=Integer))
+    elif scope == SEARCH:
+        ids = ids.where(_matches("name_pattern", Project.name))
+    if open_only:
+        ids = ids.where(_open_to_caller())
+    if archived:
+        ids = ids.where(Project.archived == bindparam("archived", type_=Boolean))
+    if search:
+        ids = ids.where(_matches("pattern", Project.path, Project.name, Project.description, Namespace.name))
+    if visibility:
+        ids = ids.where(Project.visibility_level == bindparam("visibility", type_=Integer))
+    count = select(func.count()).select_from(ids.subquery())
+    ordering = [getattr(Project, column).asc() if way == "asc" else getattr(Project, column).desc() for column, way in order]
+    page_ids = ids.order_by(*ordering).limit(bindparam("limit", type_=Integer)).offset(bindparam("offset", type_=Integer))
+    page = page_ids.subquery("page")
+    rows = _entity_select(page).order_by(*ordering)
+    return count, rows
+
+
+def _order(query: Query) -> tuple:
+    """((column, direction), ...): the requested order with the id as the tie-breaker."""
+    filters = query.filters
+    if query.scope == SEARCH:
+        order = [(filters.order_by, filters.sort)] if filters.order_by is not None else []
+        return (*order, ("id", filters.sort))
+    return ((filters.order_by, filters.sort), ("id", filters.sort))
+
+
+def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
+    """(total, entity rows of one page) for QUERY, on the fast path: two statements."""
+    user, filters = query.user, query.filters
+    # GitLab's visibility for lists that are not the caller's own: admins see every project except
+    # in the name search, which looks through memberships and internal/public projects for anyone.
+    open_only = query.scope == SEARCH or (query.scope in (STARRED, GROUP) and not user.is_admin)
+    count, rows = _page_statements(
+        query.scope, open_only, filters.archived is not None, bool(filters.search), filters.visibility is not None,
+        _order(query),
+    )  # fmt: skip
+    params = {
+        "user_id": user.id,
+        "min_level": policy.PUBLIC if user.external else policy.INTERNAL,
+        "group_id": query.group_id,
+        "archived": filters.archived,
+        "pattern": _like_pattern(filters.search) if filters.search else None,
+        "name_pattern": _like_pattern(query.name) if query.name is not None else None,
+        "visibility": filters.visibility,
+        "limit": limit,
+        "offset": offset,
+    }
+    total = db.fast_first(count, params)[0]
+    return total, db.fast_all(rows, params) if total > offset else []
