@@ -14,9 +14,12 @@ from __future__ import annotations
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from ...db.models import Build, Project, utcnow
+from ...db.models import Build, Project, is_id, utcnow
 from ...db.models.ci import ACTIVE_STATES, CANCELED, FAILED, SUCCESS
+from ...errors import Forbidden, NotFound
 from . import coverage, pipelines, traces
+
+NOT_RETRYABLE = "Build is not retryable"
 
 FINISHING = (SUCCESS, FAILED, CANCELED)
 
@@ -52,3 +55,44 @@ def finish(session: Session, rt, build: Build, state: str) -> bool:
     pipelines.progress(session, pipeline, build)
     pipelines.refresh_status(session, pipeline)
     return True
+
+
+# --- the user API ----------------------------------------------------------------------------------
+
+
+def find(session: Session, project: Project, build_id: int) -> Build:
+    """PROJECT's build BUILD_ID; 404 `404 Not Found` otherwise."""
+    build = session.get(Build, build_id) if is_id(build_id) else None
+    if build is None or build.project_id != project.id:
+        raise NotFound()
+    return build
+
+
+def cancel(session: Session, rt, build: Build) -> Build:
+    """Cancel a pending or running build; a finished one stays as it is."""
+    finish(session, rt, build, CANCELED)
+    return build
+
+
+def retry(session: Session, rt, project: Project, actor, build: Build) -> Build:
+    """A new pending build doing what BUILD did (in any state, as in GitLab 8); BUILD and any
+    earlier retry of it stop counting for the pipeline."""
+    if not project.builds_enabled or not build.commands:
+        raise Forbidden(NOT_RETRYABLE)
+    pipeline = pipelines.lock(session, build.pipeline_id)
+    session.execute(
+        update(Build)
+        .where(Build.pipeline_id == pipeline.id, Build.name == build.name, Build.retried.is_(False))
+        .values(retried=True)
+        .execution_options(synchronize_session=False)
+    )
+    job = {
+        "name": build.name, "stage": build.stage, "stage_idx": build.stage_idx, "when": build.when,
+        "allow_failure": build.allow_failure, "commands": build.commands, "options": build.options,
+        "variables": build.yaml_variables, "tags": build.tag_list,
+    }  # fmt: skip
+    fresh = pipelines.create_build(session, pipeline, job, actor.id if actor is not None else None)
+    session.flush()
+    session.refresh(build)
+    pipelines.refresh_status(session, pipeline)
+    return fresh
