@@ -11,15 +11,23 @@ from its trace, its pipeline's status derived again and the next stage created (
 
 from __future__ import annotations
 
-from sqlalchemy import update
-from sqlalchemy.orm import Session
+from collections.abc import Iterable
+from typing import Any
 
-from ...db.models import Build, Project, is_id, utcnow
-from ...db.models.ci import ACTIVE_STATES, CANCELED, FAILED, SUCCESS
-from ...errors import Forbidden, NotFound
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, joinedload
+
+from ...db.models import Build, Pipeline, Project, Runner, is_id, utcnow
+from ...db.models.ci import ACTIVE_STATES, BUILD_STATES, CANCELED, FAILED, SUCCESS
+from ...db.queries import counted_page
+from ...errors import BadRequest, Forbidden, NotFound
+from ...git import repo
+from ..repository import path_of
 from . import coverage, pipelines, traces
 
 NOT_RETRYABLE = "Build is not retryable"
+INVALID_SCOPE = "Scope contains invalid value(s)"
+MASK = b"xxxxxx"
 
 FINISHING = (SUCCESS, FAILED, CANCELED)
 
@@ -60,12 +68,69 @@ def finish(session: Session, rt, build: Build, state: str) -> bool:
 # --- the user API ----------------------------------------------------------------------------------
 
 
+def scopes(value: Any) -> list[str]:
+    """`scope` as GitLab 8 read it: a string, or a hash-style list (`scope[0]=a&scope[1]=b`); a real
+    array (`scope[]=a`, a JSON array) or an unknown state is 400."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        found = [value]
+    elif isinstance(value, dict) and all(isinstance(item, str) for item in value.values()):
+        found = [item for item in value.values() if item != ""]
+    else:
+        raise BadRequest(INVALID_SCOPE)
+    if any(item not in BUILD_STATES for item in found):
+        raise BadRequest(INVALID_SCOPE)
+    return found
+
+
+def page(session: Session, project: Project, states: list[str], offset: int, limit: int,
+         sha: str | None = None) -> tuple[int, list[Build]]:  # fmt: skip
+    """The project's builds (those of commit SHA), newest first, their users loaded."""
+    query = select(Build).where(Build.project_id == project.id).options(joinedload(Build.user))
+    if states:
+        query = query.where(Build.status.in_(states))
+    if sha is not None:
+        query = query.where(Build.sha == sha)
+    return counted_page(session, query, offset, limit, Build.id.desc())
+
+
+def commit_has_pipeline(session: Session, project: Project, sha: str) -> bool:
+    query = select(Pipeline.id).where(Pipeline.project_id == project.id, Pipeline.sha == sha).limit(1)
+    return session.scalar(query) is not None
+
+
+def runners_of(session: Session, found: Iterable[Build]) -> dict[int, Runner]:
+    ids = {b.runner_id for b in found if b.runner_id is not None}
+    if not ids:
+        return {}
+    return {r.id: r for r in session.scalars(select(Runner).where(Runner.id.in_(ids)))}
+
+
+def commits(rt, project: Project, shas: Iterable[str]) -> dict[str, repo.CommitInfo | None]:
+    """The commits of SHAS (None for one the repository does not have): git, off the event loop."""
+    path = path_of(rt, project)
+    found: dict[str, repo.CommitInfo | None] = {}
+    for sha in set(shas):
+        try:
+            found[sha] = repo.commit(path, sha)
+        except (repo.NotInRepository, repo.RepositoryUnavailable):
+            found[sha] = None
+    return found
+
+
 def find(session: Session, project: Project, build_id: int) -> Build:
     """PROJECT's build BUILD_ID; 404 `404 Not Found` otherwise."""
     build = session.get(Build, build_id) if is_id(build_id) else None
     if build is None or build.project_id != project.id:
         raise NotFound()
     return build
+
+
+def masked_trace(rt, project: Project, build: Build, runners_token: str) -> bytes:
+    """The trace with the project's runners token replaced by `xxxxxx`."""
+    data = traces.read(rt, build)
+    return data.replace(runners_token.encode(), MASK) if runners_token else data
 
 
 def cancel(session: Session, rt, build: Build) -> Build:
