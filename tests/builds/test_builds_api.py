@@ -268,3 +268,19 @@ def test_with_builds_disabled_nobody_reaches_builds(rt, api, alice, admin, setup
     for who in (alice, admin):
         for what in READS + WRITES:
             assert _call(api, who, project, sha, build_id, what) == 403
+
+
+def test_the_commit_status_comes_from_its_newest_pipeline(rt, api, alice, setup):
+    project, sha = setup
+    plain = commit_file(api, alice, project, "README.md", "x\n", "readme [ci skip]")
+    url = f"/projects/{project.id}/repository/commits"
+    assert api.as_(alice).get(f"{url}/{sha}").json()["status"] == "pending"
+    assert api.as_(alice).get(f"{url}/{plain}").json()["status"] == "skipped"
+    finish_first_stage(rt, project)
+    assert api.as_(alice).get(f"{url}/{sha}").json()["status"] == "running"
+    assert api.as_(alice).get(f"{url}/master").json()["status"] == "skipped"
+    with rt.db.transaction() as session:
+        from codeyard.db.models import Pipeline
+
+        session.query(Pipeline).filter_by(project_id=project.id).delete()
+    assert api.as_(alice).get(f"{url}/{sha}").json()["status"] is None
