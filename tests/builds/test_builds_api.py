@@ -284,3 +284,20 @@ def test_the_commit_status_comes_from_its_newest_pipeline(rt, api, alice, setup)
 
         session.query(Pipeline).filter_by(project_id=project.id).delete()
     assert api.as_(alice).get(f"{url}/{sha}").json()["status"] is None
+
+
+def test_a_canceled_build_is_announced_with_its_commit(rt, api, alice, setup):
+    import orjson
+
+    from codeyard.db.models import Job, ProjectHook
+
+    project, sha = setup
+    with rt.db.transaction() as session:
+        session.add(ProjectHook(project_id=project.id, url="http://example.com/b", build_events=True))
+    (build,) = api.as_(alice).get(f"/projects/{project.id}/builds").json()
+    assert api.as_(alice).post(f"/projects/{project.id}/builds/{build['id']}/cancel").status_code == 201
+    with rt.db.transaction(write=False) as session:
+        (body,) = [orjson.loads(j.payload["body"]) for j in session.query(Job) if j.payload["event"] == "Build Hook"]
+    assert body["build_status"] == "canceled" and body["commit"]["sha"] == sha
+    assert body["commit"]["message"] == "add ci" and body["commit"]["author_name"] == alice.name
+    assert body["commit"]["status"] == "canceled"

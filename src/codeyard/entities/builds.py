@@ -79,3 +79,55 @@ def build(found, view: View, commit: RepoCommit | None, build_runner=None) -> Bu
     if found.artifacts_file:
         data["artifacts_file"] = {"filename": found.artifacts_file, "size": found.artifacts_size}
     return data
+
+
+# --- the Build Hook ---------------------------------------------------------------------------------
+
+
+def _seconds(start, end) -> float | None:
+    return (end - start).total_seconds() if start is not None and end is not None else None
+
+
+def _time(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def build_hook_payload(view: View, project, found, pipeline, pipeline_builds: list, info) -> dict:
+    """The `build` hook body (reference 7.3): FOUND the build, PIPELINE its pipeline with its latest
+    builds PIPELINE_BUILDS, INFO the git commit (None when unreadable)."""
+    from .projects import human_namespace_name
+    from .pushes import repository_hash
+
+    who = found.user
+    durations = [_seconds(b.started_at, b.finished_at) for b in pipeline_builds]
+    starts = [b.started_at for b in pipeline_builds if b.started_at is not None]
+    return {
+        "object_kind": "build",
+        "ref": found.ref,
+        "tag": bool(found.tag),
+        "before_sha": "0" * 40,
+        "sha": found.sha,
+        "build_id": found.id,
+        "build_name": found.name,
+        "build_stage": found.stage,
+        "build_status": found.status,
+        "build_started_at": _time(found.started_at),
+        "build_finished_at": _time(found.finished_at),
+        "build_duration": _seconds(found.started_at, found.finished_at),
+        "build_allow_failure": bool(found.allow_failure),
+        "project_id": project.id,
+        "project_name": f"{human_namespace_name(project.namespace)} / {project.name}",
+        "user": {"id": who.id if who else None, "name": who.name if who else None, "email": who.email if who else None},
+        "commit": {
+            "id": pipeline.id,
+            "sha": pipeline.sha,
+            "message": info.message if info is not None else None,
+            "author_name": info.author.name if info is not None else None,
+            "author_email": info.author.email if info is not None else None,
+            "status": pipeline.status,
+            "duration": int(sum(d for d in durations if d is not None)) if any(d is not None for d in durations) else None,
+            "started_at": _time(min(starts)) if starts else None,
+            "finished_at": _time(pipeline.finished_at),
+        },
+        "repository": repository_hash(view, project),
+    }

@@ -20,22 +20,27 @@ from sqlalchemy.orm import Session, joinedload
 from ...db.models import Build, Pipeline, Project, Runner, is_id, utcnow
 from ...db.models.ci import ACTIVE_STATES, BUILD_STATES, CANCELED, FAILED, SUCCESS
 from ...db.queries import counted_page
+from ...entities.builds import build_hook_payload
 from ...errors import BadRequest, Forbidden, NotFound
 from ...git import repo
+from .. import webhooks
 from ..repository import path_of
 from . import coverage, pipelines, traces
 
 NOT_RETRYABLE = "Build is not retryable"
 INVALID_SCOPE = "Scope contains invalid value(s)"
 MASK = b"xxxxxx"
+BUILD_EVENTS = "build_events"
 
 FINISHING = (SUCCESS, FAILED, CANCELED)
 
 
 def started(session: Session, rt, build: Build) -> None:
-    """After the claim moved BUILD to running: the pipeline runs."""
+    """After the claim moved BUILD to running: the pipeline runs, the Build Hook fires."""
     pipeline = pipelines.lock(session, build.pipeline_id)
     pipelines.refresh_status(session, pipeline)
+    session.refresh(build)
+    call_hooks(session, rt, session.get(Project, build.project_id), pipeline, build)
 
 
 def finish(session: Session, rt, build: Build, state: str) -> bool:
@@ -62,7 +67,21 @@ def finish(session: Session, rt, build: Build, state: str) -> bool:
         build.coverage = coverage.extract(project.build_coverage_regex, traces.read(rt, build))
     pipelines.progress(session, pipeline, build)
     pipelines.refresh_status(session, pipeline)
+    call_hooks(session, rt, project, pipeline, build)
     return True
+
+
+def call_hooks(session: Session, rt, project: Project, pipeline: Pipeline, build: Build) -> None:
+    """The Build Hook (on running and on finish, never on creation), for hooks with build_events."""
+    if not webhooks.has_hooks_for(session, project.id, BUILD_EVENTS):
+        return
+    try:
+        info = repo.commit(path_of(rt, project), build.sha)
+    except (repo.NotInRepository, repo.RepositoryUnavailable):
+        info = None
+    latest = pipelines.latest_builds(session, pipeline.id)
+    payload = build_hook_payload(rt.view(), project, build, pipeline, latest, info)
+    webhooks.trigger(session, project.id, BUILD_EVENTS, payload)
 
 
 # --- the user API ----------------------------------------------------------------------------------
