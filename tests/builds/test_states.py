@@ -249,3 +249,30 @@ def test_no_build_hook_without_the_flag(rt, ci, project):
     pipeline_id = ci.pipeline(project, [job("rspec")])
     ci.finish(ci.builds(pipeline_id)["rspec"].id, "canceled")
     assert _build_hook_bodies(rt) == []
+
+
+def test_builds_of_one_stage_finishing_at_once_start_the_next_stage_once(rt, ci, project):
+    import threading
+
+    jobs = [job(f"t{n}", "test", 0) for n in range(4)] + [job("deploy", "deploy", 1)]
+    for _round in range(3):
+        pipeline_id = ci.pipeline(project, jobs, sha=f"{_round}" * 40)
+        ids = [b.id for b in ci.builds(pipeline_id).values()]
+        barrier = threading.Barrier(len(ids))
+        errors = []
+
+        def finish(build_id, barrier=barrier, errors=errors):
+            try:
+                barrier.wait()
+                ci.finish(build_id, "success")
+            except Exception as error:
+                errors.append(error)
+
+        threads = [threading.Thread(target=finish, args=(build_id,)) for build_id in ids]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert [b.name for b in ci.all_builds(pipeline_id)].count("deploy") == 1
+        assert ci.status(pipeline_id) == "running"

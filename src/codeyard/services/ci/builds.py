@@ -27,6 +27,11 @@ from .. import merge_requests, webhooks
 from ..repository import path_of
 from . import coverage, pipelines, traces
 
+# Lock order, so that claims, finishes and retries never wait on each other in a cycle: a build's
+# row first (the claim's or finish's conditional UPDATE, retry's UPDATE), then its pipeline's row
+# (pipelines.lock). Whoever takes the pipeline second sees what the first committed, so builds of
+# one stage finishing at once still start the next stage exactly once.
+
 NOT_RETRYABLE = "Build is not retryable"
 INVALID_SCOPE = "Scope contains invalid value(s)"
 MASK = b"xxxxxx"
@@ -51,7 +56,6 @@ def finish(session: Session, rt, build: Build, state: str) -> bool:
     """
     if state not in FINISHING:
         raise ValueError(f"not a final build state: {state}")
-    pipeline = pipelines.lock(session, build.pipeline_id)
     now = utcnow()
     moved = session.execute(
         update(Build)
@@ -62,6 +66,7 @@ def finish(session: Session, rt, build: Build, state: str) -> bool:
     session.refresh(build)
     if not moved:
         return False
+    pipeline = pipelines.lock(session, build.pipeline_id)
     project = session.get(Project, build.project_id)
     if state != CANCELED and project.build_coverage_regex:
         build.coverage = coverage.extract(project.build_coverage_regex, traces.read(rt, build))
@@ -164,13 +169,13 @@ def retry(session: Session, rt, project: Project, actor, build: Build) -> Build:
     earlier retry of it stop counting for the pipeline."""
     if not project.builds_enabled or not build.commands:
         raise Forbidden(NOT_RETRYABLE)
-    pipeline = pipelines.lock(session, build.pipeline_id)
     session.execute(
         update(Build)
-        .where(Build.pipeline_id == pipeline.id, Build.name == build.name, Build.retried.is_(False))
+        .where(Build.pipeline_id == build.pipeline_id, Build.name == build.name, Build.retried.is_(False))
         .values(retried=True)
         .execution_options(synchronize_session=False)
     )
+    pipeline = pipelines.lock(session, build.pipeline_id)
     job = {
         "name": build.name, "stage": build.stage, "stage_idx": build.stage_idx, "when": build.when,
         "allow_failure": build.allow_failure, "commands": build.commands, "options": build.options,

@@ -148,7 +148,7 @@ def derived_status(builds: list[Build]) -> str:
 
 def latest_builds(session: Session, pipeline_id: int) -> list[Build]:
     query = select(Build).where(Build.pipeline_id == pipeline_id, Build.retried.is_(False)).order_by(Build.id)
-    return list(session.scalars(query))
+    return list(session.scalars(query.execution_options(populate_existing=True)))
 
 
 def lock(session: Session, pipeline_id: int) -> Pipeline:
