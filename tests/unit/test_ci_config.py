@@ -149,7 +149,7 @@ def test_invalid_yaml_has_psychs_wording():
 
 
 def test_a_large_file_is_refused_before_parsing():
-    assert error_of("#" * (config.MAX_BYTES + 1)) == "The file is too large (at most 512 KiB)"
+    assert error_of("#" * (config.MAX_BYTES + 1)) == "The file is too large (at most 128 KiB)"
 
 
 def test_an_alias_bomb_is_refused_quickly():

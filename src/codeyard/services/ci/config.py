@@ -5,8 +5,8 @@
 A job comes out as the dict a build is made of (pipelines.create_build): name, stage, stage_idx,
 commands, options, variables, tags, when, allow_failure.
 
-Bounded before anything is built: the file is at most MAX_BYTES; the YAML is composed with the
-safe loader and its node graph measured with every alias expanded (at most MAX_NODES nodes and
+Bounded before anything is built: the file is at most MAX_BYTES (it is parsed inside the push's
+transaction); the YAML is composed with the safe loader and its node graph measured with every alias expanded (at most MAX_NODES nodes and
 MAX_EXPANDED characters of scalars, MAX_DEPTH levels, no alias cycles) before it is constructed,
 so an alias bomb is refused after reading a few kilobytes. `/regex/` patterns of only/except run
 on RE2 (regexes.py). At most MAX_JOBS jobs.
@@ -20,9 +20,9 @@ import yaml
 
 from . import regexes
 
-MAX_BYTES = 512 * 1024
-MAX_NODES = 100_000
-MAX_EXPANDED = 4 * 1024 * 1024
+MAX_BYTES = 128 * 1024
+MAX_NODES = 50_000
+MAX_EXPANDED = 2 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_JOBS = 500
 
@@ -34,6 +34,10 @@ JOB_KEYS = ("tags", "script", "only", "except", "type", "image", "services", "al
 CACHE_KEYS = ("key", "untracked", "paths")
 ARTIFACTS_KEYS = ("name", "untracked", "paths")
 WHEN = ("on_success", "on_failure", "always")
+
+
+# libyaml's parser when PyYAML has it (several times faster), with the safe constructor either way.
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ConfigError(Exception):
@@ -83,7 +87,7 @@ def load(text: str | bytes):
     """The YAML document, bounded (see the module's notes)."""
     if len(text) > MAX_BYTES:
         raise ConfigError(f"The file is too large (at most {MAX_BYTES // 1024} KiB)")
-    loader = yaml.SafeLoader(text)
+    loader = LOADER(text)
     try:
         node = loader.get_single_node()
         if node is None:

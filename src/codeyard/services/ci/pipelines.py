@@ -11,7 +11,6 @@ GitLab 8's Ci::Status rules (`derived_status`) and stored on the row whenever a 
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from sqlalchemy import select
@@ -34,7 +33,6 @@ from ...git import content, repo
 from ...git.refs import HEADS, TAGS, ZERO_SHA
 from . import config as ci_config
 
-log = logging.getLogger("codeyard.ci")
 CONFIG_PATH = ".gitlab-ci.yml"
 SKIP_MARK = "[ci skip]"
 
