@@ -14,6 +14,7 @@ def all_routes() -> list[Route]:
     from . import oauth  # noqa: F401
     from .v3 import (  # noqa: F401
         branches,
+        builds,
         groups,
         hooks,
         members,

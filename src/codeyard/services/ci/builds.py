@@ -1,0 +1,188 @@
+"""Builds: their state changes (used by the runners' protocol and the user API alike) and the user
+API's operations.
+
+States (reference 9.1): pending -> running (`started`, after the runners' queue claimed the build);
+pending|running -> success|failed|canceled (`finish`). Any other change is ignored. Only these
+functions change a build's state, except the claim itself (services/ci/queue.py).
+
+A finished build: `finished_at` set, its token forgotten (the runner's access ends), coverage read
+from its trace, its pipeline's status derived again and the next stage created (pipelines.progress).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, joinedload
+
+from ...db.models import Build, Pipeline, Project, Runner, is_id, utcnow
+from ...db.models.ci import ACTIVE_STATES, BUILD_STATES, CANCELED, FAILED, SUCCESS
+from ...db.queries import counted_page
+from ...entities.builds import build_hook_payload
+from ...errors import BadRequest, Forbidden, NotFound
+from ...git import repo
+from .. import merge_requests, webhooks
+from ..repository import path_of
+from . import coverage, pipelines, traces
+
+# Lock order, so that claims, finishes and retries never wait on each other in a cycle: a build's
+# row first (the claim's or finish's conditional UPDATE, retry's UPDATE), then its pipeline's row
+# (pipelines.lock). Whoever takes the pipeline second sees what the first committed, so builds of
+# one stage finishing at once still start the next stage exactly once.
+
+NOT_RETRYABLE = "Build is not retryable"
+INVALID_SCOPE = "Scope contains invalid value(s)"
+MASK = b"xxxxxx"
+BUILD_EVENTS = "build_events"
+
+FINISHING = (SUCCESS, FAILED, CANCELED)
+
+
+def started(session: Session, rt, build: Build) -> None:
+    """After the claim moved BUILD to running: the pipeline runs, the Build Hook fires."""
+    pipeline = pipelines.lock(session, build.pipeline_id)
+    pipelines.refresh_status(session, pipeline)
+    session.refresh(build)
+    call_hooks(session, rt, session.get(Project, build.project_id), pipeline, build)
+
+
+def finish(session: Session, rt, build: Build, state: str) -> bool:
+    """Move BUILD from pending or running to STATE (success, failed or canceled); whether it moved.
+
+    The move is a conditional UPDATE, so a runner's report and a user's cancel racing for one
+    build cannot both apply.
+    """
+    if state not in FINISHING:
+        raise ValueError(f"not a final build state: {state}")
+    now = utcnow()
+    moved = session.execute(
+        update(Build)
+        .where(Build.id == build.id, Build.status.in_(ACTIVE_STATES))
+        .values(status=state, finished_at=now, token_digest=None, updated_at=now)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    session.refresh(build)
+    if not moved:
+        return False
+    pipeline = pipelines.lock(session, build.pipeline_id)
+    project = session.get(Project, build.project_id)
+    if state != CANCELED and project.build_coverage_regex:
+        build.coverage = coverage.extract(project.build_coverage_regex, traces.read(rt, build))
+    pipelines.progress(session, pipeline, build)
+    if pipelines.refresh_status(session, pipeline) == SUCCESS:
+        merge_requests.pipeline_succeeded(session, pipeline)
+    call_hooks(session, rt, project, pipeline, build)
+    return True
+
+
+def call_hooks(session: Session, rt, project: Project, pipeline: Pipeline, build: Build) -> None:
+    """The Build Hook (on running and on finish, never on creation), for hooks with build_events."""
+    if not webhooks.has_hooks_for(session, project.id, BUILD_EVENTS):
+        return
+    try:
+        info = repo.commit(path_of(rt, project), build.sha)
+    except (repo.NotInRepository, repo.RepositoryUnavailable):
+        info = None
+    latest = pipelines.latest_builds(session, pipeline.id)
+    payload = build_hook_payload(rt.view(), project, build, pipeline, latest, info)
+    webhooks.trigger(session, project.id, BUILD_EVENTS, payload)
+
+
+# --- the user API ----------------------------------------------------------------------------------
+
+
+def scopes(value: Any) -> list[str]:
+    """`scope` as GitLab 8 read it: a string, or a hash-style list (`scope[0]=a&scope[1]=b`); a real
+    array (`scope[]=a`, a JSON array) or an unknown state is 400."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        found = [value]
+    elif isinstance(value, dict) and all(isinstance(item, str) for item in value.values()):
+        found = [item for item in value.values() if item != ""]
+    else:
+        raise BadRequest(INVALID_SCOPE)
+    if any(item not in BUILD_STATES for item in found):
+        raise BadRequest(INVALID_SCOPE)
+    return found
+
+
+def page(session: Session, project: Project, states: list[str], offset: int, limit: int,
+         sha: str | None = None) -> tuple[int, list[Build]]:  # fmt: skip
+    """The project's builds (those of commit SHA), newest first, their users loaded."""
+    query = select(Build).where(Build.project_id == project.id).options(joinedload(Build.user))
+    if states:
+        query = query.where(Build.status.in_(states))
+    if sha is not None:
+        query = query.where(Build.sha == sha)
+    return counted_page(session, query, offset, limit, Build.id.desc())
+
+
+def commit_has_pipeline(session: Session, project: Project, sha: str) -> bool:
+    query = select(Pipeline.id).where(Pipeline.project_id == project.id, Pipeline.sha == sha).limit(1)
+    return session.scalar(query) is not None
+
+
+def runners_of(session: Session, found: Iterable[Build]) -> dict[int, Runner]:
+    ids = {b.runner_id for b in found if b.runner_id is not None}
+    if not ids:
+        return {}
+    return {r.id: r for r in session.scalars(select(Runner).where(Runner.id.in_(ids)))}
+
+
+def commits(rt, project: Project, shas: Iterable[str]) -> dict[str, repo.CommitInfo | None]:
+    """The commits of SHAS (None for one the repository does not have): git, off the event loop."""
+    path = path_of(rt, project)
+    found: dict[str, repo.CommitInfo | None] = {}
+    for sha in set(shas):
+        try:
+            found[sha] = repo.commit(path, sha)
+        except (repo.NotInRepository, repo.RepositoryUnavailable):
+            found[sha] = None
+    return found
+
+
+def find(session: Session, project: Project, build_id: int) -> Build:
+    """PROJECT's build BUILD_ID; 404 `404 Not Found` otherwise."""
+    build = session.get(Build, build_id) if is_id(build_id) else None
+    if build is None or build.project_id != project.id:
+        raise NotFound()
+    return build
+
+
+def masked_trace(rt, project: Project, build: Build, runners_token: str) -> bytes:
+    """The trace with the project's runners token replaced by `xxxxxx`."""
+    data = traces.read(rt, build)
+    return data.replace(runners_token.encode(), MASK) if runners_token else data
+
+
+def cancel(session: Session, rt, build: Build) -> Build:
+    """Cancel a pending or running build; a finished one stays as it is."""
+    finish(session, rt, build, CANCELED)
+    return build
+
+
+def retry(session: Session, rt, project: Project, actor, build: Build) -> Build:
+    """A new pending build doing what BUILD did (in any state, as in GitLab 8); BUILD and any
+    earlier retry of it stop counting for the pipeline."""
+    if not project.builds_enabled or not build.commands:
+        raise Forbidden(NOT_RETRYABLE)
+    session.execute(
+        update(Build)
+        .where(Build.pipeline_id == build.pipeline_id, Build.name == build.name, Build.retried.is_(False))
+        .values(retried=True)
+        .execution_options(synchronize_session=False)
+    )
+    pipeline = pipelines.lock(session, build.pipeline_id)
+    job = {
+        "name": build.name, "stage": build.stage, "stage_idx": build.stage_idx, "when": build.when,
+        "allow_failure": build.allow_failure, "commands": build.commands, "options": build.options,
+        "variables": build.yaml_variables, "tags": build.tag_list,
+    }  # fmt: skip
+    fresh = pipelines.create_build(session, pipeline, job, actor.id if actor is not None else None)
+    session.flush()
+    session.refresh(build)
+    pipelines.refresh_status(session, pipeline)
+    return fresh
