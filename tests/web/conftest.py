@@ -9,6 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from codeyard.app import CodeyardApp, build_router
+from codeyard.services import web_sessions
 
 TOKEN = re.compile(r'name="authenticity_token" value="([0-9a-f]+)"')
 
@@ -58,12 +59,15 @@ def web(rt, _web_app) -> WebClient:
 
 @pytest.fixture
 def browser_for(rt, _web_app):
-    """WebClients signed in as the given users (None: anonymous)."""
+    """WebClients signed in as the given users (None: anonymous); the session is opened through the
+    service directly (the sign-in form itself is tested in test_sign_in)."""
 
     def make(user=None) -> WebClient:
         client = WebClient(_web_app)
         if user is not None:
-            client.sign_in(user)
+            with rt.db.transaction() as session:
+                _row, secret = web_sessions.start(session, user.id)
+            client.http.cookies.set("codeyard_session", secret)
         return client
 
     return make
