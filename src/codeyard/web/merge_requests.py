@@ -60,15 +60,21 @@ async def request_page(ctx: Ctx) -> Response:
                    collapse_above=COLLAPSE_ABOVE, error=None)  # fmt: skip
 
 
+def _acting(ctx: Ctx, *abilities: str):
+    """The project and its request for a form: 404 when unreadable, then 401 for anonymous visitors,
+    then 403 without ABILITIES."""
+    p = load(ctx, policy.READ_MERGE_REQUEST)
+    signed_in(ctx)
+    return p.need(*abilities), merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
+
+
 def _back(ctx: Ctx, p, mr) -> Response:
     return redirect(f"{p.url}/merge_requests/{mr.iid}")
 
 
 @action(ONE + "/notes")
 def add_comment(ctx: Ctx) -> Response:
-    signed_in(ctx)
-    p = load(ctx, policy.CREATE_NOTE)
-    mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
+    p, mr = _acting(ctx, policy.CREATE_NOTE)
     text = form(ctx, "note")
     if not text.strip() or len(text) > MAX_COMMENT:
         raise BadRequest("A comment needs some text (at most 1,000,000 characters).")
@@ -78,9 +84,7 @@ def add_comment(ctx: Ctx) -> Response:
 
 @action(ONE + "/accept")
 async def accept(ctx: Ctx) -> Response:
-    signed_in(ctx)
-    p = load(ctx, policy.READ_MERGE_REQUEST)
-    mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
+    p, mr = _acting(ctx)
     args = {"should_remove_source_branch": form(ctx, "should_remove_source_branch") == "1",
             "merged_when_build_succeeds": form(ctx, "merge_when_build_succeeds") == "1",
             "sha": form(ctx, "sha") or None}  # fmt: skip
@@ -90,9 +94,7 @@ async def accept(ctx: Ctx) -> Response:
 
 def _state_event(event: str):
     def change(ctx: Ctx) -> Response:
-        signed_in(ctx)
-        p = load(ctx, policy.UPDATE_MERGE_REQUEST)
-        mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
+        p, mr = _acting(ctx, policy.UPDATE_MERGE_REQUEST)
         merge_requests.update(ctx.session, ctx.rt, ctx.actor, p.project, mr, {"state_event": event})
         return _back(ctx, p, mr)
 
@@ -106,8 +108,6 @@ action(ONE + "/reopen")(_state_event("reopen"))
 
 @action(ONE + "/cancel_merge_when_build_succeeds")
 def cancel_automatic_merge(ctx: Ctx) -> Response:
-    signed_in(ctx)
-    p = load(ctx, policy.READ_MERGE_REQUEST)
-    mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
+    p, mr = _acting(ctx)
     merge_requests.cancel_merge_when_build_succeeds(ctx.session, p.project, p.access, ctx.actor, mr)
     return _back(ctx, p, mr)
