@@ -22,6 +22,7 @@ from .repository import COLLAPSE_ABOVE, PER_PAGE, PROJECT, _page_number, _render
 STATES = ("opened", "merged", "closed", "all")
 ONE = PROJECT + "/merge_requests/:iid"
 MAX_COMMENT = 1_000_000
+MAX_NOTES_SHOWN = 500  # the oldest ones; the API pages through all
 
 
 @page(PROJECT + "/merge_requests")
@@ -45,7 +46,7 @@ def _iid(ctx: Ctx) -> int:
 async def request_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_MERGE_REQUEST)
     mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
-    _total, notes = merge_requests.comments(ctx.session, mr, 0, 1000)
+    _total, notes = merge_requests.comments(ctx.session, mr, 0, MAX_NOTES_SHOWN)
     may_merge = ctx.actor is not None and merge_requests.may_merge(ctx.session, p.project, p.access, mr)
     buttons = {
         "accept": may_merge and mr.open and not mr.work_in_progress and mr.merge_status != "cannot_be_merged",
@@ -55,9 +56,15 @@ async def request_page(ctx: Ctx) -> Response:
         "comment": ctx.actor is not None and p.can(policy.CREATE_NOTE),
     }  # fmt: skip
     found = await ctx.off_loop(merge_requests.comparison, ctx.rt, p.project, mr) if p.can_code else None
-    return _render(ctx, "merge_request.html", p, "merge_requests", mr=mr, description=markdown(mr.description),
-                   notes=[(note, markdown(note.note)) for note in notes], comparison=found, buttons=buttons,
-                   collapse_above=COLLAPSE_ABOVE, error=None)  # fmt: skip
+    texts = await ctx.off_loop(_rendered, [mr.description, *(note.note for note in notes)])
+    return _render(ctx, "merge_request.html", p, "merge_requests", mr=mr, description=texts[0],
+                   notes=list(zip(notes, texts[1:], strict=True)), comparison=found, buttons=buttons,
+                   collapse_above=COLLAPSE_ABOVE)  # fmt: skip
+
+
+def _rendered(texts: list[str | None]) -> list:
+    """TEXTS as sanitised Markdown (in the thread pool: a long description takes a while)."""
+    return [markdown(text) for text in texts]
 
 
 def _acting(ctx: Ctx, *abilities: str):

@@ -37,11 +37,17 @@ def _readme(name: str, data: bytes | None):
     return markdown(text) if is_markdown(name) or name.lower() == "readme" else code(text, name)
 
 
+def _overview(rt, project):
+    """The repository part of a project's page, README rendered (in the thread pool: Markdown of a
+    1 MiB README takes a while)."""
+    overview = repository.overview(rt, project)
+    return overview, _readme(*overview.readme) if overview.readme else None
+
+
 @page(PROJECT)
 async def project_page(ctx: Ctx) -> Response:
     p = load(ctx)
-    overview = await ctx.off_loop(repository.overview, ctx.rt, p.project) if p.can_code else None
-    readme = _readme(*overview.readme) if overview is not None and overview.readme else None
+    overview, readme = await ctx.off_loop(_overview, ctx.rt, p.project) if p.can_code else (None, None)
     return _render(ctx, "project.html", p, "project", overview=overview, readme=readme, ref=p.default_branch)
 
 
@@ -51,26 +57,36 @@ def _crumbs(path: str) -> list[tuple[str, str]]:
     return [(part, "/".join(parts[: index + 1])) for index, part in enumerate(parts)]
 
 
+def _tree(rt, project, ref_path: str):
+    ref, path = repository.split_ref(rt, project, ref_path)
+    return ref, path, repository.tree(rt, project, ref, path)
+
+
 async def tree_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
-    ref, path = await ctx.off_loop(repository.split_ref, ctx.rt, p.project, ctx.path_params["ref_path"])
-    entries = await ctx.off_loop(repository.tree, ctx.rt, p.project, ref, path)
+    ref, path, entries = await ctx.off_loop(_tree, ctx.rt, p.project, ctx.path_params["ref_path"])
     return _render(ctx, "tree.html", p, "files", ref=ref, path=path, crumbs=_crumbs(path), entries=entries)
 
 
 SHOWN_UP_TO = 1024 * 1024  # bigger files get a download link, not a page
 
 
+def _blob(rt, project, ref_path: str):
+    """(ref, path, blob, highlighted text or None, binary?) in one trip to the thread pool: the
+    highlighting is CPU work too."""
+    ref, path = repository.split_ref(rt, project, ref_path)
+    found = repository.file_blob(rt, project, ref, path)
+    if found.size > SHOWN_UP_TO or found.streamed:
+        return ref, path, found, None, None
+    data = repository.blob_content(rt, project, found)
+    if is_binary(data):
+        return ref, path, found, None, True
+    return ref, path, found, code(data.decode("utf-8", "replace"), path.rsplit("/", 1)[-1]), False
+
+
 async def blob_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
-    ref, path = await ctx.off_loop(repository.split_ref, ctx.rt, p.project, ctx.path_params["ref_path"])
-    found = await ctx.off_loop(repository.file_blob, ctx.rt, p.project, ref, path)
-    shown = binary = None
-    if found.size <= SHOWN_UP_TO and not found.streamed:
-        data = await run_in_threadpool(repository.blob_content, ctx.rt, p.project, found)
-        binary = is_binary(data)
-        if not binary:
-            shown = code(data.decode("utf-8", "replace"), path.rsplit("/", 1)[-1])
+    ref, path, found, shown, binary = await ctx.off_loop(_blob, ctx.rt, p.project, ctx.path_params["ref_path"])
     return _render(ctx, "blob.html", p, "files", ref=ref, path=path, crumbs=_crumbs(path), blob=found,
                    shown=shown, binary=binary, too_large=found.size > SHOWN_UP_TO)  # fmt: skip
 
@@ -110,11 +126,15 @@ async def commits_page(ctx: Ctx) -> Response:
                    pages=max(1, math.ceil(total / PER_PAGE)), total=total)  # fmt: skip
 
 
+def _commit(rt, project, sha: str):
+    info = repository.commit(rt, project, sha)
+    return info, repository.commit_diff(rt, project, info.id)
+
+
 @page(PROJECT + "/commit/:sha")
 async def commit_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
-    info = await ctx.off_loop(repository.commit, ctx.rt, p.project, ctx.path_params["sha"])
-    changes = await ctx.off_loop(repository.commit_diff, ctx.rt, p.project, info.id)
+    info, changes = await ctx.off_loop(_commit, ctx.rt, p.project, ctx.path_params["sha"])
     return _render(ctx, "commit.html", p, "commits", commit=info, changes=changes, collapse_above=COLLAPSE_ABOVE)
 
 
