@@ -47,7 +47,7 @@ def test_sign_in_with_email_and_redirect_back(web, users):
 def test_redirect_after_sign_in_never_leaves_the_site(web, users):
     carol = users.create("carol")
     for target in ("//evil.example/x", "https://evil.example/", "/\\evil.example", "evil"):
-        client = web.__class__(web.http.app)
+        client = web.__class__(web.client)
         response = client.post("/users/sign_in", {"login": "carol", "password": carol.password, "redirect_to": target})
         assert response.headers["location"] == "/", target
 
@@ -82,12 +82,12 @@ def test_failures_are_throttled_with_the_api(web, users, api):
 def test_sign_out_ends_the_session_on_the_server(web, users, rt):
     alice = users.create("alice")
     web.sign_in(alice)
-    secret = web.http.cookies["codeyard_session"]
+    secret = web.cookies["codeyard_session"]
     response = web.post("/users/sign_out")
     assert response.status_code == 303
     assert _sessions(rt) == []
-    replay = web.__class__(web.http.app)
-    replay.http.cookies.set("codeyard_session", secret)
+    replay = web.__class__(web.client)
+    replay.cookies.set("codeyard_session", secret)
     assert "Sign in" in replay.get("/").text and "Your projects" not in replay.get("/").text
 
 
@@ -129,7 +129,7 @@ def test_signin_disabled_hides_the_form_and_refuses(web, users, rt, api, admin):
     page = web.get("/users/sign_in")
     assert page.status_code == 200 and "disabled" in page.text and 'name="password"' not in page.text
     token = core.web_sessions.form_token(rt.secret_key, "visitor")
-    web.http.cookies.set("codeyard_visitor", "visitor")
+    web.cookies.set("codeyard_visitor", "visitor")
     response = web.post("/users/sign_in", {"login": "alice", "password": alice.password}, token=token)
     assert response.status_code == 401 and _sessions(rt) == []
 
