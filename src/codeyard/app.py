@@ -27,6 +27,7 @@ from .api.replies import encode_result, json_body, send_json
 from .api.routing import MAX_TARGET, Router
 from .errors import CodeyardError, Conflict, Forbidden, Unauthorized
 from .runtime import Runtime
+from .web import core as web
 
 log = logging.getLogger("codeyard")
 
@@ -64,6 +65,8 @@ class CodeyardApp:
             await send_json(send, 414, json_body({"message": "414 Request-URI Too Large"}), head=head)
             return
         match = self.router.match(method, path)
+        if match is not None and match.route is not None and match.route.kind == "page" and path.startswith("/api/"):
+            match = None  # under /api a miss stays a JSON 404, whatever page path it resembles
         if match is None:
             await send_json(send, 404, json_body({"message": "404 Not Found"}), head=head)
             return
@@ -79,6 +82,8 @@ class CodeyardApp:
         try:
             if match.route.kind == "raw":
                 await self._raw(ctx, receive, send)
+            elif match.route.kind == "page":
+                await web.handle(ctx, receive, send)
             else:
                 await self._api(ctx, receive, send, head)
         finally:
@@ -148,7 +153,7 @@ def error_response(ctx: Ctx, error: Exception) -> tuple[int, bytes, list[tuple[s
 def build_router() -> Router:
     from .api import registry
 
-    return Router(registry.all_routes())
+    return Router(registry.every_route())
 
 
 def create_app(config: config_module.Config | None = None) -> CodeyardApp:

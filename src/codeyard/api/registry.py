@@ -1,4 +1,5 @@
-"""The route registries: `API` for /api/v3, `WEB` for paths outside it (OAuth, git, uploads)."""
+"""The route registries: `API` for /api/v3, `WEB` for paths outside it (OAuth, git, uploads); the web
+pages register in `web.core.PAGES`."""
 
 from __future__ import annotations
 
@@ -31,3 +32,10 @@ def all_routes() -> list[Route]:
     )
 
     return [*API.routes, *WEB.routes]
+
+
+def every_route() -> list[Route]:
+    """The documented routes and the web pages (HTML, not part of the API document)."""
+    from ..web.routes import all_pages
+
+    return [*all_routes(), *all_pages()]

@@ -165,9 +165,13 @@ class Router:
         lookup = "GET" if method == "HEAD" else method
         first_path_match: Match | None = None
         allowed: set[str] = set()
+        claimed = False  # a route other than a web page has this path
         for node, params in self._walk(self._root, segments, 0, {}):
-            allowed.update(node.methods)
             route = node.methods.get(lookup)
+            if route is not None and route.kind == "page" and claimed:
+                route = None  # a web page never answers a path the API or git routes have
+            allowed.update(node.methods)
+            claimed = claimed or any(other.kind != "page" for other in node.methods.values())
             if route is not None:
                 return Match(route, params, tuple(sorted(node.methods)))
             if first_path_match is None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pygit2
 
-from .refs import HEADS, TAGS, is_branch_name, is_revision
+from .refs import HEADS, MAX_NAME_BYTES, TAGS, is_branch_name, is_revision
 
 
 class RepositoryUnavailable(Exception):
@@ -321,3 +321,44 @@ def contributors(path: Path, ref: str, bound: int = CONTRIBUTOR_COMMITS) -> list
                 person.additions += int(added)
                 person.deletions += int(deleted)
     return list(found.values())
+
+
+def split_ref(path: Path, text: str) -> tuple[str, str]:
+    """(ref, path) of a `<ref>/<path>` URL tail whose ref may itself hold slashes (`feature/x/src/a.py`):
+    the longest leading part that names a commit wins, as GitLab's ExtractsPath chose."""
+    repository = open_repository(path)
+    parts = text.split("/")
+    for end in range(len(parts), 0, -1):
+        ref = "/".join(parts[:end])
+        if len(ref.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES or not is_revision(ref):
+            continue
+        try:
+            resolve(repository, ref)
+        except NotInRepository:
+            continue
+        return ref, "/".join(parts[end:])
+    raise NotInRepository(text)
+
+
+@dataclass(frozen=True)
+class Tag:
+    name: str
+    commit: CommitInfo
+    message: str | None  # an annotated tag's message
+
+
+def tags(path: Path, offset: int = 0, limit: int | None = None) -> tuple[int, list[Tag]]:
+    """(number of tags, those in the window), newest name first; only the window's commits are read."""
+    repository = open_repository(path)
+    names = sorted((ref[len(TAGS) :] for ref in repository.references if ref.startswith(TAGS)), reverse=True)
+    window = names[offset:] if limit is None else names[offset : offset + limit]
+    found = []
+    for name in window:
+        ref = repository.references[TAGS + name]
+        target = repository[ref.target]
+        try:
+            tip = ref.peel(pygit2.Commit)
+        except (ValueError, pygit2.GitError):
+            continue  # a tag of a tree or blob
+        found.append(Tag(name, commit_info(tip), target.message if isinstance(target, pygit2.Tag) else None))
+    return len(names), found

@@ -72,6 +72,17 @@ def find(session: Session, project: Project, mr_id: int) -> MergeRequest:
     return mr
 
 
+def find_by_iid(session: Session, project: Project, iid: int) -> MergeRequest:
+    """PROJECT's request number IID (what its web page shows); 404 otherwise."""
+    mr = session.scalars(
+        select(MergeRequest).where(MergeRequest.target_project_id == project.id, MergeRequest.iid == iid)
+        .options(joinedload(MergeRequest.author), joinedload(MergeRequest.assignee))
+    ).first() if is_id(iid) else None  # fmt: skip
+    if mr is None:
+        raise RecordNotFound()
+    return mr
+
+
 def page(session: Session, project: Project, *, state: str | None, iids: list[int], order_by: str, sort: str,
          offset: int, limit: int) -> tuple[int, list[MergeRequest]]:  # fmt: skip
     query = select(MergeRequest).where(MergeRequest.target_project_id == project.id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..db.models import Project
@@ -112,3 +113,54 @@ def blob_chunks(found: content.Blob, encoded: bool = False) -> AsyncIterator[byt
     """The blob's bytes streamed from git, base64 encoded if ENCODED (for JSON)."""
     chunks = content.chunks(found)
     return content.base64_chunks(chunks) if encoded else chunks
+
+
+def split_ref(rt, project: Project, text: str) -> tuple[str, str]:
+    """(ref, path) of a web page's `<ref>/<path>`; 404 when no leading part names a commit."""
+    with reading(project, "Ref"):
+        return repo.split_ref(path_of(rt, project), text)
+
+
+def tags(rt, project: Project, offset: int, limit: int) -> tuple[int, list[repo.Tag]]:
+    with reading(project, "Repository"):
+        return repo.tags(path_of(rt, project), offset, limit)
+
+
+README_NAMES = ("readme.md", "readme.markdown", "readme", "readme.txt", "readme.rst")
+
+
+@dataclass(frozen=True)
+class Overview:
+    """What a project's page shows of its repository (empty: nothing pushed yet)."""
+
+    empty: bool
+    last_commit: repo.CommitInfo | None = None
+    entries: tuple[repo.TreeEntry, ...] = ()
+    readme: tuple[str, bytes | None] | None = None  # (name, content; None when too big to show)
+
+
+def overview(rt, project: Project) -> Overview:
+    """The default branch's last commit, top directory and README (read only when small)."""
+    path = path_of(rt, project)
+    ref = project.head_branch
+    with reading(project, "Repository"):
+        if repo.branch(path, ref) is None:
+            return Overview(empty=True)
+        last = repo.commit(path, ref)
+        entries = repo.tree(path, ref)
+        readme = None
+        by_name = {entry.name.lower(): entry for entry in entries if entry.type == "blob"}
+        name = next((candidate for candidate in README_NAMES if candidate in by_name), None)
+        if name is not None:
+            found = content.file_at(path, ref, by_name[name].path)
+            readme = (by_name[name].name, None if found.streamed else content.read(found))
+    return Overview(False, last, tuple(entries), readme)
+
+
+def branches(rt, project: Project, offset: int, limit: int) -> tuple[int, list[tuple[str, repo.CommitInfo]]]:
+    """(number of branches, one page of (name, tip)) sorted by name; an empty repository has none."""
+    path = path_of(rt, project)
+    if not repo.branch_names(path):
+        return 0, []
+    with reading(project, "Repository"):
+        return repo.branches(path, offset, limit)

@@ -159,10 +159,15 @@ def update_merge_request(ctx: Ctx) -> MergeRequest:
     summary="Accept a merge request: a merge commit on the target branch",
 )  # fmt: skip
 async def accept_merge_request(ctx: Ctx) -> MergeRequest:
-    mr = request_of(ctx)
-    plan = merge_requests.begin_merge(ctx.session, ctx.rt, ctx.project, ctx.access, ctx.actor, mr, ctx.args)
+    return render(ctx, await accept(ctx, ctx.project, ctx.access, request_of(ctx), ctx.args))
+
+
+async def accept(ctx: Ctx, project, access, mr, args: dict):
+    """Accept MR in the three phases of services.merge_requests (the API and the web pages alike); a
+    request that waits for its builds is only marked."""
+    plan = merge_requests.begin_merge(ctx.session, ctx.rt, project, access, ctx.actor, mr, args)
     if plan is None:  # waits for its builds
-        return render(ctx, mr)
+        return mr
     ctx.commit()  # the request is locked: git writes the merge outside the write transaction
     try:
         moved = await ctx.off_loop(merge_requests.write_merge, plan)
@@ -172,7 +177,7 @@ async def accept_merge_request(ctx: Ctx) -> MergeRequest:
         if isinstance(failed, merge_requests.CANNOT_MERGE):
             raise MethodNotAllowed("Branch cannot be merged") from None
         raise
-    return render(ctx, merge_requests.finish_merge(ctx.session, ctx.rt, ctx.project, ctx.actor, plan, moved))
+    return merge_requests.finish_merge(ctx.session, ctx.rt, project, ctx.actor, plan, moved)
 
 
 def cancel_merge_when_build_succeeds(ctx: Ctx) -> MergeRequest:

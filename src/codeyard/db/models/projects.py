@@ -163,6 +163,7 @@ class Event(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
 
     author: Mapped[User | None] = relationship()
+    project: Mapped[Project] = relationship()
 
 
 class Star(Base):

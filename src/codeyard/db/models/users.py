@@ -118,3 +118,17 @@ class PasswordFailure(Base):
     user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     address: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
+
+
+class WebSession(Base):
+    """A signed-in browser: the SHA-256 digest of its cookie's secret. Signing out deletes the row,
+    so the cookie stops working at once; `expires_at` is null when sessions do not expire."""
+
+    __tablename__ = "web_sessions"
+    __table_args__ = (NO_ID_REUSE,)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)

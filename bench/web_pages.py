@@ -1,0 +1,126 @@
+"""Web pages against the JSON endpoints they show, in the same run: requests/second of each page
+and its ratio to the JSON answer (issue 16: a page answers in a time of the order of its endpoint).
+
+Seeding: user `alice` with 30 projects; `alice/demo` holds a repository (a README, a 300-line Python
+file, 60 commits) and an open merge request with 20 comments. Pages are fetched with a signed-in
+session cookie, JSON with a private token; wrk drives each in alternating rounds.
+
+    .venv/bin/python bench/web_pages.py [--seconds 5] [--rounds 2] [--connections 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from common import PYTHON, ROOT, codeyard_env, ensure_wrk, stop, uvicorn_command, wait_until_up
+
+SEED = r"""
+import os, subprocess, tempfile
+from codeyard import config
+from codeyard.db import migrate
+from codeyard.git import storage
+from codeyard.runtime import Runtime
+from codeyard.services import credentials, merge_requests, projects, users, web_sessions
+cfg = config.load()
+migrate.upgrade(cfg.database_url)
+rt = Runtime(cfg)
+with rt.db.transaction() as session:
+    alice = users.create(session, {"username": "alice", "email": "alice@example.com", "name": "Alice", "projects_limit": 100}, None)
+    _, token = credentials.issue_token(session, alice.id, name="bench")
+    home = users.personal_namespace(session, alice)
+    demo = projects.create(session, rt, alice, home, {"name": "demo", "visibility_level": 20,
+                                                      "description": "The benchmark's project"})
+    for n in range(29):
+        projects.create(session, rt, alice, home, {"name": f"other-{n}", "visibility_level": 20})
+    demo_id = demo.id
+work = tempfile.mkdtemp()
+env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "HOME": work,
+       "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
+       "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com"}
+def git(*args):
+    subprocess.run(["git", *args], cwd=work, env=env, check=True, capture_output=True)
+git("init", "-q", "-b", "master")
+open(os.path.join(work, "README.md"), "w").write("# Demo\n\nA *benchmark* project.\n\n" + "- item\n" * 50)
+code = "".join(f"def function_{n}(value):\n    return value * {n}  # line {n}\n\n" for n in range(100))
+for n in range(60):
+    open(os.path.join(work, "app.py"), "w").write(code + f"VERSION = {n}\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", f"Change {n}")
+git("checkout", "-q", "-b", "feature")
+open(os.path.join(work, "app.py"), "w").write(code.replace("value *", "value +") + "VERSION = 'feature'\n")
+git("commit", "-q", "-am", "Add instead of multiply")
+git("push", "-q", str(storage.repository_path(cfg.repositories_dir, demo_id)), "master", "feature")
+with rt.db.transaction() as session:
+    from codeyard.db.models import Project, User
+    demo = session.get(Project, demo_id)
+    projects.set_default_branch(session, rt, demo, "master")
+    actor = session.get(User, alice.id)
+    mr = merge_requests.create(session, rt, actor, demo, {"source_branch": "feature", "target_branch": "master",
+                                                          "title": "Add instead", "description": "Some **text**"})
+    for n in range(20):
+        merge_requests.comment(session, rt, demo, actor, mr, f"Comment {n} with *emphasis*")
+    mr_id = mr.id
+with rt.db.transaction() as session:
+    _, cookie = web_sessions.start(session, alice.id)
+print(token, cookie, demo_id, mr_id)
+"""
+
+
+def run_wrk(wrk: str, url: str, header: str, seconds: int, connections: int) -> float:
+    output = subprocess.run([wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "-H", header, url],
+                            check=True, capture_output=True, text=True).stdout  # fmt: skip
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if errors:
+        raise SystemExit(f"wrk saw {errors.group(1)} error responses from {url}")
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--connections", type=int, default=16)
+    args = parser.parse_args()
+    wrk = ensure_wrk()
+    with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
+        env, port = codeyard_env(Path(tmp))
+        print("seeding 30 projects, a repository and a merge request ...", flush=True)
+        seeded = subprocess.run([PYTHON, "-c", SEED], env=env, check=True, capture_output=True, text=True).stdout.split()
+        token, cookie, demo, mr = seeded[-4:]
+        server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
+        site, api = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/api/v3/projects/{demo}"
+        pairs = {
+            "start page / GET /projects": ("/", "/api/v3/projects"),
+            "project / GET /projects/:id": ("/alice/demo", f"/api/v3/projects/{demo}"),
+            "file / GET .../repository/files": ("/alice/demo/blob/master/app.py",
+                                                f"/api/v3/projects/{demo}/repository/files?file_path=app.py&ref=master"),
+            "commits / GET .../repository/commits": ("/alice/demo/commits/master", f"/api/v3/projects/{demo}/repository/commits"),
+            "merge requests / GET .../merge_requests": ("/alice/demo/merge_requests", f"/api/v3/projects/{demo}/merge_requests"),
+            "merge request / GET .../changes": ("/alice/demo/merge_requests/1", f"/api/v3/projects/{demo}/merge_requests/{mr}/changes"),
+        }  # fmt: skip
+        page_header, json_header = f"Cookie: codeyard_session={cookie}", f"PRIVATE-TOKEN: {token}"
+        try:
+            wait_until_up(api, {"PRIVATE-TOKEN": token})
+            for page, endpoint in pairs.values():
+                assert b"Sign out" in wait_until_up(site + page, {"Cookie": f"codeyard_session={cookie}"}), page
+                wait_until_up(site + endpoint, {"PRIVATE-TOKEN": token})
+            results = {name: ([], []) for name in pairs}
+            for _ in range(args.rounds):
+                for name, (page, endpoint) in pairs.items():
+                    results[name][0].append(run_wrk(wrk, site + page, page_header, args.seconds, args.connections))
+                    results[name][1].append(run_wrk(wrk, site + endpoint, json_header, args.seconds, args.connections))
+        finally:
+            stop([server])
+    print(f"\nwrk -c{args.connections}, best of {args.rounds} x {args.seconds}s, one uvicorn worker")
+    print(f"{'page / endpoint':44s} {'page req/s':>11s} {'JSON req/s':>11s} {'ratio':>6s}")
+    for name, (page_runs, json_runs) in results.items():
+        page_rps, json_rps = max(page_runs), max(json_runs)
+        print(f"{name:44s} {page_rps:11.0f} {json_rps:11.0f} {page_rps / json_rps:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

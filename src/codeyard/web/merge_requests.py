@@ -1,0 +1,120 @@
+"""Merge requests: the list by state, one request (description, commits, diff, comments) and its
+actions. Buttons are shown only to those the services would let act, and every action calls the
+same service as the API (accept goes through api.v3.merge_requests.accept)."""
+
+from __future__ import annotations
+
+import math
+
+from starlette.responses import Response
+
+from ..api.context import Ctx
+from ..api.v3.merge_requests import accept as accept_request
+from ..db.models.merge_requests import CLOSED, MERGED, OPENED
+from ..errors import BadRequest
+from ..policies import projects as policy
+from ..services import merge_requests
+from .core import action, form, page, redirect, signed_in
+from .markup import markdown
+from .projects import load
+from .repository import COLLAPSE_ABOVE, PER_PAGE, PROJECT, _page_number, _render
+
+STATES = ("opened", "merged", "closed", "all")
+ONE = PROJECT + "/merge_requests/:iid"
+MAX_COMMENT = 1_000_000
+MAX_NOTES_SHOWN = 500  # the oldest ones; the API pages through all
+
+
+@page(PROJECT + "/merge_requests")
+def list_page(ctx: Ctx) -> Response:
+    p = load(ctx, policy.READ_MERGE_REQUEST)
+    state = ctx.query.get("state") if ctx.query.get("state") in STATES else "opened"
+    number = _page_number(ctx)
+    total, found = merge_requests.page(
+        ctx.session, p.project, state={"opened": OPENED, "merged": MERGED, "closed": CLOSED}.get(state), iids=[],
+        order_by="created_at", sort="desc", offset=(number - 1) * PER_PAGE, limit=PER_PAGE,
+    )  # fmt: skip
+    return _render(ctx, "merge_requests.html", p, "merge_requests", requests=found, state=state, states=STATES,
+                   page=number, pages=max(1, math.ceil(total / PER_PAGE)), total=total)  # fmt: skip
+
+
+def _iid(ctx: Ctx) -> int:
+    return ctx.path_int("iid")
+
+
+@page(ONE)
+async def request_page(ctx: Ctx) -> Response:
+    p = load(ctx, policy.READ_MERGE_REQUEST)
+    mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
+    _total, notes = merge_requests.comments(ctx.session, mr, 0, MAX_NOTES_SHOWN)
+    may_merge = ctx.actor is not None and merge_requests.may_merge(ctx.session, p.project, p.access, mr)
+    buttons = {
+        "accept": may_merge and mr.open and not mr.work_in_progress and mr.merge_status != "cannot_be_merged",
+        "close": p.can(policy.UPDATE_MERGE_REQUEST) and mr.open,
+        "reopen": p.can(policy.UPDATE_MERGE_REQUEST) and mr.state == CLOSED,
+        "cancel_auto": mr.open and mr.merge_when_build_succeeds and (may_merge or (ctx.actor is not None and mr.author_id == ctx.actor.id)),
+        "comment": ctx.actor is not None and p.can(policy.CREATE_NOTE),
+    }  # fmt: skip
+    found = await ctx.off_loop(merge_requests.comparison, ctx.rt, p.project, mr) if p.can_code else None
+    texts = await ctx.off_loop(_rendered, [mr.description, *(note.note for note in notes)])
+    return _render(ctx, "merge_request.html", p, "merge_requests", mr=mr, description=texts[0],
+                   notes=list(zip(notes, texts[1:], strict=True)), comparison=found, buttons=buttons,
+                   collapse_above=COLLAPSE_ABOVE)  # fmt: skip
+
+
+def _rendered(texts: list[str | None]) -> list:
+    """TEXTS as sanitised Markdown (in the thread pool: a long description takes a while)."""
+    return [markdown(text) for text in texts]
+
+
+def _acting(ctx: Ctx, *abilities: str):
+    """The project and its request for a form: 404 when unreadable, then 401 for anonymous visitors,
+    then 403 without ABILITIES."""
+    p = load(ctx, policy.READ_MERGE_REQUEST)
+    signed_in(ctx)
+    return p.need(*abilities), merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
+
+
+def _back(ctx: Ctx, p, mr) -> Response:
+    return redirect(f"{p.url}/merge_requests/{mr.iid}")
+
+
+@action(ONE + "/notes")
+def add_comment(ctx: Ctx) -> Response:
+    p, mr = _acting(ctx, policy.CREATE_NOTE)
+    text = form(ctx, "note")
+    if not text.strip() or len(text) > MAX_COMMENT:
+        raise BadRequest("A comment needs some text (at most 1,000,000 characters).")
+    merge_requests.comment(ctx.session, ctx.rt, p.project, ctx.actor, mr, text)
+    return _back(ctx, p, mr)
+
+
+@action(ONE + "/accept")
+async def accept(ctx: Ctx) -> Response:
+    p, mr = _acting(ctx)
+    args = {"should_remove_source_branch": form(ctx, "should_remove_source_branch") == "1",
+            "merged_when_build_succeeds": form(ctx, "merge_when_build_succeeds") == "1",
+            "sha": form(ctx, "sha") or None}  # fmt: skip
+    await accept_request(ctx, p.project, p.access, mr, args)
+    return _back(ctx, p, mr)
+
+
+def _state_event(event: str):
+    def change(ctx: Ctx) -> Response:
+        p, mr = _acting(ctx, policy.UPDATE_MERGE_REQUEST)
+        merge_requests.update(ctx.session, ctx.rt, ctx.actor, p.project, mr, {"state_event": event})
+        return _back(ctx, p, mr)
+
+    change.__name__ = f"{event}_request"
+    return change
+
+
+action(ONE + "/close")(_state_event("close"))
+action(ONE + "/reopen")(_state_event("reopen"))
+
+
+@action(ONE + "/cancel_merge_when_build_succeeds")
+def cancel_automatic_merge(ctx: Ctx) -> Response:
+    p, mr = _acting(ctx)
+    merge_requests.cancel_merge_when_build_succeeds(ctx.session, p.project, p.access, ctx.actor, mr)
+    return _back(ctx, p, mr)

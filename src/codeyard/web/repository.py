@@ -1,0 +1,159 @@
+"""A project's page and its repository: tree and file pages at any ref, raw files, commits, one
+commit's diff, branches and tags. Git reads run off the event loop (`Ctx.off_loop`); files over
+1 MiB and binary files are never read whole into a page (raw downloads stream from git)."""
+
+from __future__ import annotations
+
+import math
+
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response, StreamingResponse
+
+from ..api.context import Ctx
+from ..policies import projects as policy
+from ..services import branches as branch_service
+from ..services import repository
+from .core import page, render
+from .markup import code, is_binary, is_markdown, markdown
+from .projects import ProjectPage, load
+
+PER_PAGE = 20
+PROJECT = "/:namespace/:project"
+
+
+def _render(ctx: Ctx, template: str, p: ProjectPage, tab: str, **context) -> Response:
+    return render(ctx, template, p=p, tab=tab, **context)
+
+
+def _page_number(ctx: Ctx) -> int:
+    text = ctx.query.get("page")
+    return min(int(text), 100_000) if isinstance(text, str) and text.isascii() and text.isdigit() and int(text) > 0 else 1
+
+
+def _readme(name: str, data: bytes | None):
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace")
+    return markdown(text) if is_markdown(name) or name.lower() == "readme" else code(text, name)
+
+
+def _overview(rt, project):
+    """The repository part of a project's page, README rendered (in the thread pool: Markdown of a
+    1 MiB README takes a while)."""
+    overview = repository.overview(rt, project)
+    return overview, _readme(*overview.readme) if overview.readme else None
+
+
+@page(PROJECT)
+async def project_page(ctx: Ctx) -> Response:
+    p = load(ctx)
+    overview, readme = await ctx.off_loop(_overview, ctx.rt, p.project) if p.can_code else (None, None)
+    return _render(ctx, "project.html", p, "project", overview=overview, readme=readme, ref=p.default_branch)
+
+
+def _crumbs(path: str) -> list[tuple[str, str]]:
+    """(name, path up to it) of each directory of PATH, for the breadcrumb."""
+    parts = [part for part in path.split("/") if part]
+    return [(part, "/".join(parts[: index + 1])) for index, part in enumerate(parts)]
+
+
+def _tree(rt, project, ref_path: str):
+    ref, path = repository.split_ref(rt, project, ref_path)
+    return ref, path, repository.tree(rt, project, ref, path)
+
+
+async def tree_page(ctx: Ctx) -> Response:
+    p = load(ctx, policy.DOWNLOAD_CODE)
+    ref, path, entries = await ctx.off_loop(_tree, ctx.rt, p.project, ctx.path_params["ref_path"])
+    return _render(ctx, "tree.html", p, "files", ref=ref, path=path, crumbs=_crumbs(path), entries=entries)
+
+
+SHOWN_UP_TO = 1024 * 1024  # bigger files get a download link, not a page
+
+
+def _blob(rt, project, ref_path: str):
+    """(ref, path, blob, highlighted text or None, binary?) in one trip to the thread pool: the
+    highlighting is CPU work too."""
+    ref, path = repository.split_ref(rt, project, ref_path)
+    found = repository.file_blob(rt, project, ref, path)
+    if found.size > SHOWN_UP_TO or found.streamed:
+        return ref, path, found, None, None
+    data = repository.blob_content(rt, project, found)
+    if is_binary(data):
+        return ref, path, found, None, True
+    return ref, path, found, code(data.decode("utf-8", "replace"), path.rsplit("/", 1)[-1]), False
+
+
+async def blob_page(ctx: Ctx) -> Response:
+    p = load(ctx, policy.DOWNLOAD_CODE)
+    ref, path, found, shown, binary = await ctx.off_loop(_blob, ctx.rt, p.project, ctx.path_params["ref_path"])
+    return _render(ctx, "blob.html", p, "files", ref=ref, path=path, crumbs=_crumbs(path), blob=found,
+                   shown=shown, binary=binary, too_large=found.size > SHOWN_UP_TO)  # fmt: skip
+
+
+RAW_HEADERS = {
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'none'; sandbox",
+    "cache-control": "private, no-cache",
+}
+
+
+async def raw_file(ctx: Ctx) -> Response:
+    """The file's bytes as plain text (never a type a browser would run), streamed when big."""
+    p = load(ctx, policy.DOWNLOAD_CODE)
+    ref, path = await ctx.off_loop(repository.split_ref, ctx.rt, p.project, ctx.path_params["ref_path"])
+    found = await ctx.off_loop(repository.file_blob, ctx.rt, p.project, ref, path)
+    media_type = "text/plain; charset=utf-8"
+    if found.streamed:
+        headers = {**RAW_HEADERS, "content-length": str(found.size)}
+        return StreamingResponse(repository.blob_chunks(found), media_type=media_type, headers=headers)
+    data = await run_in_threadpool(repository.blob_content, ctx.rt, p.project, found)
+    return Response(data, media_type=media_type, headers=RAW_HEADERS)
+
+
+for _prefix in ("", "/-"):
+    page(f"{PROJECT}{_prefix}/tree/*ref_path")(tree_page)
+    page(f"{PROJECT}{_prefix}/blob/*ref_path")(blob_page)
+    page(f"{PROJECT}{_prefix}/raw/*ref_path")(raw_file)
+
+
+@page(PROJECT + "/commits/*ref")
+async def commits_page(ctx: Ctx) -> Response:
+    p = load(ctx, policy.DOWNLOAD_CODE)
+    ref, number = ctx.path_params["ref"], _page_number(ctx)
+    total, found = await ctx.off_loop(repository.commits, ctx.rt, p.project, ref, (number - 1) * PER_PAGE, PER_PAGE)
+    return _render(ctx, "commits.html", p, "commits", ref=ref, commits=found, page=number,
+                   pages=max(1, math.ceil(total / PER_PAGE)), total=total)  # fmt: skip
+
+
+def _commit(rt, project, sha: str):
+    info = repository.commit(rt, project, sha)
+    return info, repository.commit_diff(rt, project, info.id)
+
+
+@page(PROJECT + "/commit/:sha")
+async def commit_page(ctx: Ctx) -> Response:
+    p = load(ctx, policy.DOWNLOAD_CODE)
+    info, changes = await ctx.off_loop(_commit, ctx.rt, p.project, ctx.path_params["sha"])
+    return _render(ctx, "commit.html", p, "commits", commit=info, changes=changes, collapse_above=COLLAPSE_ABOVE)
+
+
+COLLAPSE_ABOVE = 20_000  # characters of one file's patch shown open; bigger ones start collapsed
+
+
+@page(PROJECT + "/branches")
+async def branches_page(ctx: Ctx) -> Response:
+    p = load(ctx, policy.DOWNLOAD_CODE)
+    number = _page_number(ctx)
+    protected = branch_service.protections(ctx.session, p.project)
+    total, found = await ctx.off_loop(repository.branches, ctx.rt, p.project, (number - 1) * PER_PAGE, PER_PAGE)
+    return _render(ctx, "branches.html", p, "branches", branches=found, protected=protected, page=number,
+                   pages=max(1, math.ceil(total / PER_PAGE)))  # fmt: skip
+
+
+@page(PROJECT + "/tags")
+async def tags_page(ctx: Ctx) -> Response:
+    p = load(ctx, policy.DOWNLOAD_CODE)
+    number = _page_number(ctx)
+    total, found = await ctx.off_loop(repository.tags, ctx.rt, p.project, (number - 1) * PER_PAGE, PER_PAGE)
+    return _render(ctx, "tags.html", p, "tags", tags=found, page=number, pages=max(1, math.ceil(total / PER_PAGE)))

@@ -1,0 +1,12 @@
+"""Every page route; importing a module registers its pages."""
+
+from __future__ import annotations
+
+from ..api.routing import Route
+
+
+def all_pages() -> list[Route]:
+    from . import home, merge_requests, repository, settings  # noqa: F401
+    from .core import PAGES
+
+    return PAGES.routes

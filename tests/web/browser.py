@@ -1,0 +1,185 @@
+"""A headless Chromium driven over the DevTools protocol (Debian's `chromium` package), enough for
+the main flows: open a page, fill and submit forms, click, take a screenshot. No extra dependency:
+`websockets` comes with uvicorn[standard]."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+import urllib.request
+import zlib
+from pathlib import Path
+
+from websockets.sync.client import connect
+
+
+def find_chromium() -> str | None:
+    for candidate in (os.environ.get("CODEYARD_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
+        if candidate and (found := shutil.which(candidate)):
+            return found
+    return None
+
+
+class Browser:
+    def __init__(self, executable: str, width: int = 1280, height: int = 900):
+        self.profile = tempfile.mkdtemp(prefix="codeyard-chromium-")
+        self.process = subprocess.Popen(
+            [executable, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+             "--disable-extensions", "--remote-debugging-port=0", f"--user-data-dir={self.profile}",
+             f"--window-size={width},{height}", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        port = self._port()
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10))
+        page = next(target for target in targets if target["type"] == "page")
+        self._connection = connect(page["webSocketDebuggerUrl"], max_size=64 * 1024 * 1024, open_timeout=10)
+        self.socket = self._connection.__enter__()
+        self._ids = itertools.count(1)
+        self.send("Page.enable")
+        self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+
+    def _port(self) -> int:
+        marker = Path(self.profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if marker.exists() and marker.read_text().strip():
+                return int(marker.read_text().split()[0])
+            if self.process.poll() is not None:
+                raise RuntimeError("chromium exited before it listened")
+            time.sleep(0.05)
+        raise RuntimeError("chromium did not open its DevTools port")
+
+    def send(self, method: str, **params) -> dict:
+        message_id = next(self._ids)
+        self.socket.send(json.dumps({"id": message_id, "method": method, "params": params}))
+        while True:
+            reply = json.loads(self.socket.recv(timeout=30))
+            if reply.get("id") == message_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+
+    def evaluate(self, expression: str):
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def _load_id(self) -> str:
+        return self.evaluate("(window.__codeyardLoad = window.__codeyardLoad || Math.random().toString())")
+
+    def wait_for_new_page(self, before: str, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.evaluate("document.readyState") == "complete" and self._load_id() != before:
+                    return
+            except RuntimeError:
+                pass  # the context went away during the navigation
+            time.sleep(0.05)
+        raise TimeoutError("the page did not load")
+
+    def open(self, url: str) -> None:
+        before = self._load_id()
+        self.send("Page.navigate", url=url)
+        self.wait_for_new_page(before)
+
+    def submit(self, selector: str, fields: dict[str, str] | None = None, button: str | None = None) -> None:
+        """Fill FIELDS (name -> value) of the form SELECTOR and press its BUTTON (a selector), as a user would."""
+        before = self._load_id()
+        script = f"""(() => {{
+            const form = document.querySelector({json.dumps(selector)});
+            for (const [name, value] of Object.entries({json.dumps(fields or {})})) {{ form.elements[name].value = value; }}
+            const button = {json.dumps(button)} ? form.querySelector({json.dumps(button)}) : form.querySelector('button[type=submit]');
+            button.click();
+        }})()"""
+        self.evaluate(script)
+        self.wait_for_new_page(before)
+
+    def click(self, selector: str) -> None:
+        """Click the link SELECTOR and wait for the page it opens."""
+        before = self._load_id()
+        self.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
+        self.wait_for_new_page(before)
+
+    def text(self) -> str:
+        return self.evaluate("document.body.innerText")
+
+    def url(self) -> str:
+        return self.evaluate("location.href")
+
+    def screenshot(self, path: Path) -> bytes:
+        """Save a full screenshot to PATH; returns a quarter-scale one (cheap to check for blankness)."""
+        path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", format="png")["data"]))
+        size = self.evaluate("[window.innerWidth, window.innerHeight]")
+        clip = {"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 0.25}
+        return base64.b64decode(self.send("Page.captureScreenshot", format="png", clip=clip)["data"])
+
+    def close(self) -> None:
+        try:
+            self._connection.__exit__(None, None, None)
+        finally:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# --- is a screenshot blank? -------------------------------------------------------------------------
+
+
+def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
+    """(width, height, rows of RGB(A) bytes) of an 8-bit RGB or RGBA PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    offset, idat, width = 8, b"", 0
+    while offset < len(data):
+        length, kind = struct.unpack(">I4s", data[offset : offset + 8])
+        chunk = data[offset + 8 : offset + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", chunk[:10])
+            assert depth == 8 and color in (2, 6), (depth, color)
+            channels = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += chunk
+        offset += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for x in range(stride):
+            left = line[x - channels] if x >= channels else 0
+            up, corner = previous[x], previous[x - channels] if x >= channels else 0
+            if kind == 1:
+                line[x] = (line[x] + left) & 0xFF
+            elif kind == 2:
+                line[x] = (line[x] + up) & 0xFF
+            elif kind == 3:
+                line[x] = (line[x] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                estimate = left + up - corner
+                pa, pb, pc = abs(estimate - left), abs(estimate - up), abs(estimate - corner)
+                line[x] = (line[x] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
+        rows.append(bytes(line))
+        previous = line
+    return width, height, rows
+
+
+def is_blank(data: bytes) -> bool:
+    """A screenshot is blank when (almost) every sampled pixel has the colour of the first one."""
+    width, _height, rows = png_pixels(data)
+    channels = len(rows[0]) // width
+    first = rows[0][:3]
+    samples = [row[x * channels : x * channels + 3] for row in rows[::3] for x in range(0, width, 3)]
+    differing = sum(sample != first for sample in samples)
+    colours = len(set(samples))
+    return differing < len(samples) * 0.01 or colours < 4

@@ -1,0 +1,117 @@
+"""The main flows in a real browser (Debian's `chromium`, headless, over the DevTools protocol)
+against a real server process: sign in, open a project, browse a file, open a merge request,
+comment, accept it. Each step ends in a screenshot that must not be blank. Skipped when no browser
+is installed (`apt-get install chromium`, or CODEYARD_CHROMIUM=<path>)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from tests.support import WorkingCopy
+
+from .browser import Browser, find_chromium, is_blank
+
+CHROMIUM = find_chromium()
+NEEDS_BROWSER = pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium browser installed (apt-get install chromium, or set CODEYARD_CHROMIUM)"
+)
+
+
+@pytest.fixture
+def browser():
+    opened = Browser(CHROMIUM)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def shots(tmp_path):
+    """Where screenshots go; CODEYARD_SCREENSHOTS=<dir> keeps a copy (the docs' pictures)."""
+    keep = os.environ.get("CODEYARD_SCREENSHOTS")
+
+    def take(browser: Browser, name: str) -> None:
+        path = tmp_path / f"{name}.png"
+        small = browser.screenshot(path)
+        assert not is_blank(small), f"the screenshot of {name} is blank"
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, Path(keep) / path.name)
+
+    return take
+
+
+@NEEDS_BROWSER
+def test_main_flows_in_a_browser(live, users, projects, rt, tmp_path, browser, shots):
+    alice = users.create("alice", name="Alice Liddell")
+    bob = users.create("bob", name="Bob Builder")
+    project = projects.create(alice, name="wonderland", visibility=10,
+                              description="A small service with a README, some code and a merge request.")  # fmt: skip
+    projects.add_member(project, bob, 30)
+    work = WorkingCopy(rt, project, tmp_path / "work")
+    work.commit("Start the project", {
+        "README.md": "# Wonderland\n\nA *tiny* example service.\n\n- `app.py` answers requests\n- `tests/` checks it\n",
+        "app.py": "import json\n\n\ndef handle(request):\n    \"\"\"Answer with a greeting.\"\"\"\n"
+                  "    return json.dumps({'hello': request.get('name', 'world')})\n",
+        "tests/test_app.py": "from app import handle\n\n\ndef test_handle():\n    assert 'world' in handle({})\n",
+    })  # fmt: skip
+    work.git("checkout", "-q", "-b", "polite-greeting")
+    work.commit("Greet politely", {"app.py": "import json\n\n\ndef handle(request):\n    \"\"\"Answer with a polite greeting.\"\"\"\n"
+                                              "    name = request.get('name', 'world')\n"
+                                              "    return json.dumps({'hello': f'dear {name}'})\n"})  # fmt: skip
+    work.push("master", "polite-greeting")
+    created = live.api.as_(bob).post(f"/projects/{project.id}/merge_requests", json={
+        "source_branch": "polite-greeting", "target_branch": "master", "title": "Greet politely",
+        "description": "Adds **dear** before the name.",
+    })  # fmt: skip
+    assert created.status_code == 200, created.text
+    base = live.base_url
+
+    browser.open(base + "/users/sign_in")
+    shots(browser, "sign-in")
+    browser.submit("form[action='/users/sign_in']", {"login": "bob", "password": bob.password})
+    assert "Your projects" in browser.text()
+    shots(browser, "dashboard")
+
+    browser.open(f"{base}/alice/wonderland")
+    assert "A tiny example service." in browser.text() and "Wonderland" in browser.text()
+    shots(browser, "project")
+
+    browser.click("a[href='/alice/wonderland/blob/master/app.py']")
+    assert browser.url().endswith("/alice/wonderland/blob/master/app.py")
+    assert "def handle(request):" in browser.text()
+    shots(browser, "file")
+
+    browser.open(f"{base}/alice/wonderland/merge_requests")
+    assert "Greet politely" in browser.text()
+    browser.click("a[href='/alice/wonderland/merge_requests/1']")
+    assert "Adds dear before the name." in browser.text() and "can be merged" in browser.text()
+    shots(browser, "merge-request")
+
+    browser.submit("form[action$='/notes']", {"note": "Looks good to me :+1:"})
+    assert "Looks good to me" in browser.text()
+    shots(browser, "comment")
+
+    browser.submit("form[action$='/accept']", button="button[name=accept]")
+    assert "Merged" in browser.text() and "Accept merge request" not in browser.text()
+    shots(browser, "accepted")
+    merged = live.api.as_(alice).get(f"/projects/{project.id}/merge_requests/{created.json()['id']}").json()
+    assert merged["state"] == "merged"
+
+
+def _png(width: int, height: int, pixel) -> bytes:
+    rows = b"".join(b"\x00" + b"".join(bytes(pixel(x, y)) for x in range(width)) for y in range(height))
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def test_blank_check_tells_blank_from_drawn():
+    assert is_blank(_png(60, 40, lambda x, y: (255, 255, 255)))
+    assert not is_blank(_png(60, 40, lambda x, y: (x * 4, y * 6, (x + y) % 256)))
