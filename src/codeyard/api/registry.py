@@ -14,6 +14,7 @@ def all_routes() -> list[Route]:
     from . import ci, oauth  # noqa: F401
     from .v3 import (  # noqa: F401
         branches,
+        build_artifacts,
         groups,
         hooks,
         members,

@@ -3,7 +3,7 @@ they are handed with every field a runner reads."""
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 from urllib.parse import urlsplit, urlunsplit
 
 from .common import iso
@@ -44,7 +44,7 @@ class Variable(TypedDict):
     public: bool
 
 
-class DependencyBuild(TypedDict):
+class _BuildSummaryFields(TypedDict):
     id: int
     ref: str
     tag: bool
@@ -55,21 +55,15 @@ class DependencyBuild(TypedDict):
     stage: str
     project_id: int
     project_name: str
-    artifacts_file: NotRequired[ArtifactsFile]
 
 
-class RunnerJob(TypedDict):
-    id: int
-    ref: str
-    tag: bool
-    sha: str
-    status: str
-    name: str
-    token: str
-    stage: str
-    project_id: int
-    project_name: str
-    artifacts_file: NotRequired[ArtifactsFile]
+class DependencyBuild(_BuildSummaryFields, total=False):
+    """A build of an earlier stage; `artifacts_file` only when it has artifacts."""
+
+    artifacts_file: ArtifactsFile
+
+
+class _RunnerJobFields(_BuildSummaryFields):
     commands: str
     repo_url: str
     before_sha: str
@@ -78,6 +72,12 @@ class RunnerJob(TypedDict):
     timeout: int
     variables: list[Variable]
     depends_on_builds: list[DependencyBuild]
+
+
+class RunnerJob(_RunnerJobFields, total=False):
+    """The job handed to a runner; `artifacts_file` only when it has artifacts."""
+
+    artifacts_file: ArtifactsFile
 
 
 class TempPath(TypedDict):

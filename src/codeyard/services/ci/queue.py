@@ -16,41 +16,43 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import and_, bindparam, select, text, true, update
+from sqlalchemy import Integer, select, text, update
 from sqlalchemy.orm import Session
 
-from ...db.models import ApplicationSetting, Build, Project, RunnerProject, utcnow
+from ...db.models import ApplicationSetting, Build, Project, utcnow
+from ...db.models.base import JsonList
 from ...db.models.ci import PENDING, RUNNING
 from .. import credentials
 from .. import settings as settings_service
 
 BATCH = 32
-
-_builds = Build.__table__
-_projects = Project.__table__
-_assigned = RunnerProject.__table__
-# Spelled as the index's own predicate (literals, not parameters), so that SQLite's planner sees
-# that the partial index covers the query.
-QUEUED = text("ci_builds.status = 'pending' AND ci_builds.runner_id IS NULL")
+MAX_BATCH = 1024
 
 
-def _candidates(shared: bool):
-    query = select(_builds.c.id, _builds.c.tag_list).where(QUEUED, _builds.c.id > bindparam("after"))
-    if shared:
-        query = query.join(_projects, _projects.c.id == _builds.c.project_id).where(
-            _projects.c.builds_enabled == true(), _projects.c.shared_runners_enabled == true()
-        )
-    else:
-        query = (
-            query.join(_assigned, and_(_assigned.c.project_id == _builds.c.project_id, _assigned.c.runner_id == bindparam("runner")))
-            .join(_projects, _projects.c.id == _builds.c.project_id)
-            .where(_projects.c.builds_enabled == true())
-        )
-    return query.order_by(_builds.c.id).limit(BATCH)
+def _candidates(shared: bool, sqlite: bool):
+    """Queued builds (id, tag_list) of the projects a shared or specific runner serves, from id
+    `:after` on, `:limit` of them, oldest first.
+
+    The queue's predicate is spelled as the partial index's own (literals, not parameters), and
+    SQLite is told to use that index: without statistics it prefers the runner_id index, which
+    also holds every build canceled before it ran.
+    """
+    hint = " INDEXED BY ix_ci_builds_queue" if sqlite else ""
+    serves = (
+        "AND projects.shared_runners_enabled"
+        if shared
+        else "AND EXISTS (SELECT 1 FROM ci_runner_projects WHERE ci_runner_projects.runner_id = :runner"
+        " AND ci_runner_projects.project_id = ci_builds.project_id)"
+    )
+    return text(
+        f"SELECT ci_builds.id, ci_builds.tag_list FROM ci_builds{hint}"
+        " JOIN projects ON projects.id = ci_builds.project_id"
+        " WHERE ci_builds.status = 'pending' AND ci_builds.runner_id IS NULL AND ci_builds.id > :after"
+        f" AND projects.builds_enabled {serves} ORDER BY ci_builds.id LIMIT :limit"
+    ).columns(id=Integer, tag_list=JsonList)
 
 
-SHARED_CANDIDATES = _candidates(shared=True)
-SPECIFIC_CANDIDATES = _candidates(shared=False)
+CANDIDATES = {(shared, sqlite): _candidates(shared, sqlite) for shared in (True, False) for sqlite in (True, False)}
 SHARED_ENABLED = select(ApplicationSetting.__table__.c.shared_runners_enabled).where(
     ApplicationSetting.__table__.c.id == settings_service.SETTINGS_ID
 )
@@ -67,34 +69,28 @@ class Claimed:
     token: str  # the build token, shown to the runner once
 
 
-def candidates(db, runner, after: int):
-    """A batch of (id, tag_list) of queued builds RUNNER may take, with ids above AFTER."""
-    with db.session(write=False) as session:
-        if runner.is_shared:
-            enabled = session.execute(SHARED_ENABLED).scalar()
-            if enabled is False:
-                return []
-            return session.execute(SHARED_CANDIDATES, {"after": after}).all()
-        return session.execute(SPECIFIC_CANDIDATES, {"after": after, "runner": runner.id}).all()
-
-
 def claim(session: Session, db, runner) -> Claimed | None:
     """Move the oldest build RUNNER may take to running and assign it; None when there is none.
 
-    SESSION is the request's write transaction; the build's token is new and only its digest kept.
+    SESSION is the request's write transaction; the candidates are read beside it, a batch at a
+    time (each twice the last, up to MAX_BATCH, so a long queue of builds this runner cannot take
+    costs a few statements); the build's token is new and only its digest kept.
     """
-    after = 0
-    while True:
-        batch = candidates(db, runner, after)
-        for build_id, tags in batch:
-            if not fits(tags, runner.tag_list):
-                continue
-            token = credentials.new_secret()
-            if _take(session, build_id, runner.id, token):
-                return Claimed(session.get(Build, build_id, populate_existing=True), token)
-        if len(batch) < BATCH:
+    with db.session(write=False) as reader:
+        if runner.is_shared and reader.execute(SHARED_ENABLED).scalar() is False:
             return None
-        after = batch[-1][0]
+        query = CANDIDATES[(bool(runner.is_shared), db.is_sqlite)]
+        after, limit = 0, BATCH
+        while True:
+            batch = reader.execute(query, {"after": after, "limit": limit, "runner": runner.id}).all()
+            for build_id, tags in batch:
+                if fits(tags, runner.tag_list):
+                    token = credentials.new_secret()
+                    if _take(session, build_id, runner.id, token):
+                        return Claimed(session.get(Build, build_id, populate_existing=True), token)
+            if len(batch) < limit:
+                return None
+            after, limit = batch[-1][0], min(limit * 2, MAX_BATCH)
 
 
 def _take(session: Session, build_id: int, runner_id: int, token: str) -> bool:
