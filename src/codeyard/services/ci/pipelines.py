@@ -11,10 +11,13 @@ GitLab 8's Ci::Status rules (`derived_status`) and stored on the row whenever a 
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ...db.models import Build, Pipeline, utcnow
+from ...db.models import Build, Pipeline, Project, utcnow
 from ...db.models.ci import (
     ALWAYS,
     CANCELED,
@@ -27,6 +30,96 @@ from ...db.models.ci import (
     SKIPPED,
     SUCCESS,
 )
+from ...git import content, repo
+from ...git.refs import HEADS, TAGS, ZERO_SHA
+from . import config as ci_config
+
+log = logging.getLogger("codeyard.ci")
+CONFIG_PATH = ".gitlab-ci.yml"
+SKIP_MARK = "[ci skip]"
+
+# --- creation (a post-push step) --------------------------------------------------------------------
+
+
+def after_push(session: Session, project: Project, user, path: Path, updates) -> list[Pipeline]:
+    """A pipeline for each pushed branch or tag (not deletions) whose commit has a .gitlab-ci.yml,
+    on a project with builds enabled; the pipelines made."""
+    if not project.builds_enabled:
+        return []
+    made = []
+    for update in updates:
+        if update.after == ZERO_SHA or not update.ref.startswith((HEADS, TAGS)):
+            continue
+        tag = update.ref.startswith(TAGS)
+        name = update.ref[len(TAGS) :] if tag else update.ref[len(HEADS) :]
+        sha = repo.tag_target(path, name)[0] if tag else update.after
+        if sha is not None:
+            pipeline = create(session, project, user, path, name, tag, sha, update.before)
+            if pipeline is not None:
+                made.append(pipeline)
+    return made
+
+
+def read_config(path: Path, sha: str) -> bytes | None:
+    """The .gitlab-ci.yml of commit SHA (None without one); ConfigError when it is too large."""
+    try:
+        blob = content.file_at(path, sha, CONFIG_PATH)
+    except repo.NotInRepository:
+        return None
+    if blob.size > ci_config.MAX_BYTES:
+        raise ci_config.ConfigError(f"The file is too large (at most {ci_config.MAX_BYTES // 1024} KiB)")
+    return content.read(blob)
+
+
+def create(session: Session, project: Project, user, path: Path, ref: str, tag: bool, sha: str,
+           before: str | None) -> Pipeline | None:  # fmt: skip
+    """The pipeline of SHA pushed to REF, with its first stage's builds; None when the commit has
+    no .gitlab-ci.yml or the pipeline exists already. A refused file is recorded, never raised."""
+    exists = select(Pipeline.id).where(
+        Pipeline.project_id == project.id, Pipeline.sha == sha, Pipeline.ref == ref, Pipeline.tag == tag
+    )
+    if session.scalar(exists) is not None:
+        return None
+    errors, jobs, stages = None, [], []
+    try:
+        text = read_config(path, sha)
+        if text is None:
+            return None
+        skipped = SKIP_MARK in repo.commit(path, sha).message
+        if not skipped:
+            parsed = ci_config.parse(text)
+            stages, jobs = parsed.stages, parsed.jobs_for(ref, tag, project.path_with_namespace)
+    except ci_config.ConfigError as error:
+        errors = str(error)
+    pipeline = Pipeline(
+        project_id=project.id, sha=sha, before_sha=before, ref=ref, tag=tag, user_id=getattr(user, "id", None),
+        yaml_errors=errors, config={"stages": stages, "jobs": jobs}, status=PENDING,
+    )  # fmt: skip
+    session.add(pipeline)
+    session.flush()
+    start_stage(session, pipeline, jobs, -1, SUCCESS, pipeline.user_id, set())
+    refresh_status(session, pipeline)
+    return pipeline
+
+
+def start_stage(session: Session, pipeline: Pipeline, jobs: list[dict], after: int, status: str,
+                user_id: int | None, existing: set[str]) -> list[Build]:  # fmt: skip
+    """In the first stage after AFTER with a job whose `when` matches STATUS, the builds of those
+    jobs that do not exist yet."""
+    for stage_idx in sorted({job["stage_idx"] for job in jobs if job["stage_idx"] > after}):
+        chosen = [j for j in jobs if j["stage_idx"] == stage_idx and when_matches(j["when"], status)]
+        if chosen:
+            return [create_build(session, pipeline, job, user_id) for job in chosen if job["name"] not in existing]
+    return []
+
+
+# --- status and progression ------------------------------------------------------------------------
+
+
+def commit_status(session: Session, project_id: int, sha: str) -> str | None:
+    """The CI status of a commit: its newest pipeline's (None without one)."""
+    query = select(Pipeline.status).where(Pipeline.project_id == project_id, Pipeline.sha == sha)
+    return session.scalar(query.order_by(Pipeline.id.desc()).limit(1))
 
 
 def derived_status(builds: list[Build]) -> str:
@@ -93,13 +186,7 @@ def progress(session: Session, pipeline: Pipeline, build: Build) -> list[Build]:
     status = derived_status([b for b in latest if b.stage_idx <= build.stage_idx])
     if status not in (SUCCESS, FAILED):
         return []
-    existing = {b.name for b in latest}
-    later = sorted({job["stage_idx"] for job in config["jobs"] if job["stage_idx"] > build.stage_idx})
-    for stage_idx in later:
-        chosen = [j for j in config["jobs"] if j["stage_idx"] == stage_idx and when_matches(j["when"], status)]
-        if chosen:
-            return [create_build(session, pipeline, job, build.user_id) for job in chosen if job["name"] not in existing]
-    return []
+    return start_stage(session, pipeline, config["jobs"], build.stage_idx, status, build.user_id, {b.name for b in latest})
 
 
 def create_build(session: Session, pipeline: Pipeline, job: dict, user_id: int | None) -> Build:
