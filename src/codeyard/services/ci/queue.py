@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from sqlalchemy import Integer, bindparam, select, text, update
 from sqlalchemy.orm import Session
 
-from ...db.models import ApplicationSetting, Build, Project, utcnow
+from ...db.models import ApplicationSetting, Build, Pipeline, Project, utcnow
 from ...db.models.base import JsonList
 from ...db.models.ci import PENDING, RUNNING
 from .. import credentials
@@ -129,12 +129,15 @@ def job_parts(session: Session, build: Build) -> JobParts:
     """What a Runner job is made of beside the build: its project, the pipeline's before sha, the
     YAML variables as pairs, and the latest builds of the earlier stages of its pipeline."""
     project = session.get(Project, build.project_id)
-    dependencies = session.scalars(
-        select(Build)
-        .where(Build.pipeline_id == build.pipeline_id, Build.stage_idx < build.stage_idx, Build.retried.is_(False))
-        .order_by(Build.stage_idx, Build.id)
-    ).all()
-    return JobParts(project, build.pipeline.before_sha, variable_pairs(build.yaml_variables), list(dependencies))
+    before_sha = session.scalar(select(Pipeline.before_sha).where(Pipeline.id == build.pipeline_id))
+    dependencies = []
+    if build.stage_idx > 0:  # nothing comes before the first stage
+        dependencies = session.scalars(
+            select(Build)
+            .where(Build.pipeline_id == build.pipeline_id, Build.stage_idx < build.stage_idx, Build.retried.is_(False))
+            .order_by(Build.stage_idx, Build.id)
+        ).all()
+    return JobParts(project, before_sha, variable_pairs(build.yaml_variables), list(dependencies))
 
 
 def variable_pairs(stored) -> list[tuple[str, str]]:
