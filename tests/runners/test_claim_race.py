@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 
 from codeyard.db.models import Build
 from codeyard.services.ci import builds, queue, runners
@@ -16,6 +18,7 @@ from .conftest import job
 THREADS = 20
 PIPELINES = 10
 JOBS = 20
+RETRIES = 20
 
 
 def test_twenty_runners_take_two_hundred_builds_once_each(runner_api, ci, rt, projects, alice):
@@ -32,13 +35,25 @@ def test_twenty_runners_take_two_hundred_builds_once_each(runner_api, ci, rt, pr
         mine = taken.setdefault(runner.id, [])
         try:
             start.wait()
+            failures = 0
             while True:
-                with rt.db.transaction() as session:
-                    claimed = queue.claim(session, rt.db, runner)
-                    if claimed is None:
-                        return
-                    builds.started(session, rt, claimed.build)
-                    mine.append(claimed.build.id)
+                try:
+                    with rt.db.transaction() as session:
+                        claimed = queue.claim(session, rt.db, runner)
+                        if claimed is None:
+                            return
+                        builds.started(session, rt, claimed.build)
+                        build_id = claimed.build.id
+                except OperationalError:
+                    # A busy machine: a lock wait past the busy timeout, or a server out of
+                    # connections. The transaction rolled back and claimed nothing; poll again, as
+                    # a runner does after an error.
+                    failures += 1
+                    if failures > RETRIES:
+                        raise
+                    time.sleep(0.5)
+                    continue
+                mine.append(build_id)
         except BaseException as error:  # reported below, with the thread's failure
             errors.append(error)
 

@@ -166,7 +166,7 @@ def _job(ctx: Ctx, build: Build, token: str) -> RunnerJob:
 def update_build(ctx: Ctx) -> bool | None:
     build = _runners_build(ctx)
     if "trace" in ctx.args:
-        traces.replace(ctx.rt, build, ctx.args["trace"].encode("utf-8", "surrogateescape"))
+        traces.replace(ctx.rt, build, ctx.args["trace"].encode("utf-8", "replace"))  # a lone surrogate is "?"
     state = ctx.args.get("state")
     if state in (SUCCESS, FAILED):
         return builds.finish(ctx.session, ctx.rt, build, state)
