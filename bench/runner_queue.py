@@ -1,0 +1,243 @@
+"""Runner queue benchmark: `POST /ci/api/v1/builds/register` with 100,000 finished and 10,000
+pending builds, beside the bare ASGI floor; and the time from `git push` to a polling runner
+being handed the push's build.
+
+Seeds the builds directly (rows, not pushes), starts codeyard under uvicorn (as bench/api_floor.py
+does) and drives it with wrk: every request claims a build (201), so the rounds are sized to stay
+within the 10,000 pending builds. Then pushes a commit with a `.gitlab-ci.yml` over HTTP while a
+runner polls in a tight loop, PUSHES times, and prints how long the build took to reach it.
+Goals: p99 <= 10 ms for register; push to pickup <= 1 s.
+
+    .venv/bin/python bench/runner_queue.py [--seconds 3] [--rounds 3] [--connections 4] [--pushes 10]
+        [--postgres postgresql+psycopg://postgres@127.0.0.1:5432/test]
+
+wrk is installed with apt-get when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from common import (
+    PYTHON,
+    ROOT,
+    clean_git_env,
+    codeyard_env,
+    ensure_wrk,
+    print_table,
+    start_floor,
+    stop,
+    uvicorn_command,
+    wait_until_up,
+)
+
+FINISHED = 100_000
+PENDING = 10_000
+PROJECTS = 100
+
+SEED = f"""
+import datetime as dt
+from sqlalchemy import insert
+from codeyard import config
+from codeyard.db import migrate
+from codeyard.db.models import Build, Pipeline
+from codeyard.runtime import Runtime
+from codeyard.services import credentials, projects, users
+from codeyard.services.ci import runners
+cfg = config.load()
+migrate.upgrade(cfg.database_url)
+rt = Runtime(cfg)
+now = dt.datetime.now(dt.timezone.utc)
+with rt.db.transaction() as session:
+    user = users.create(session, {{"username": "bench", "email": "bench@example.com", "name": "Bench", "projects_limit": 1000}}, None)
+    _, token = credentials.issue_token(session, user.id, name="bench")
+    namespace = users.personal_namespace(session, user)
+    ids = [projects.create(session, rt, user, namespace, {{"name": f"p{{i}}"}}).id for i in range({PROJECTS})]
+    registration = runners.registration_token(session, rt)
+    pushed = projects.create(session, rt, user, namespace, {{"name": "pushed"}})
+    pushed_token = projects.runners_token(rt.secret_key, pushed)
+total = {FINISHED} + {PENDING}
+per_pipeline = 10  # builds per pipeline: a pipeline of ten jobs
+with rt.db.transaction() as session:
+    pipelines = [dict(id=n + 1, project_id=ids[n % len(ids)], sha=f"{{n:040x}}", ref="master", tag=False, status="success",
+                      created_at=now, updated_at=now) for n in range(total // per_pipeline)]
+    session.execute(insert(Pipeline), pipelines)
+    rows = []
+    for n in range(total):
+        pipeline = pipelines[n // per_pipeline]
+        finished = n < {FINISHED}
+        rows.append(dict(project_id=pipeline["project_id"], pipeline_id=pipeline["id"], name=f"job{{n % per_pipeline}}",
+                         stage="test", stage_idx=0, ref="master", tag=False, sha=pipeline["sha"],
+                         status=("success" if n % 10 else "canceled") if finished else "pending", when="on_success",
+                         allow_failure=False, retried=False, commands="make test", options={{}}, yaml_variables=[],
+                         tag_list=[], trace_size=0, created_at=now, updated_at=now,
+                         finished_at=now if finished else None))
+        if len(rows) == 5000:
+            session.execute(insert(Build), rows)
+            rows = []
+    if rows:
+        session.execute(insert(Build), rows)
+print(token, registration, pushed_token)
+"""
+
+POST_SCRIPT = """
+wrk.method = "POST"
+wrk.body = '{{"token": "{token}"}}'
+wrk.headers["Content-Type"] = "application/json"
+"""
+
+CI_YML = "test:\n  script:\n    - echo hello\n"
+
+
+def run_wrk_post(wrk: str, url: str, script: Path, seconds: int, connections: int) -> dict:
+    output = subprocess.run(
+        [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if errors:
+        raise SystemExit(f"wrk saw {errors.group(1)} error responses from {url} (queue exhausted?)\n{output}")
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
+        "p50_ms": _ms(re.search(r"50%\s+([\d.]+)(us|ms|s)", output)),
+        "p99_ms": _ms(re.search(r"99%\s+([\d.]+)(us|ms|s)", output)),
+        "requests": int(re.search(r"(\d+) requests in", output).group(1)),
+    }
+
+
+def _ms(match) -> float:
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+def register_runner(base: str, token: str) -> str:
+    response = httpx.post(f"{base}/ci/api/v1/runners/register", json={"token": token}, timeout=30)
+    response.raise_for_status()
+    return response.json()["token"]
+
+
+def push_to_pickup(base: str, user_token: str, runner: str, tmp: Path, pushes: int) -> list[tuple[float, float, float]]:
+    """Per push: seconds `git push` took, seconds from its start and from its end to the runner's
+    next poll being handed the build (the runner polls right after the push returns)."""
+    home = tmp / "home"
+    home.mkdir()
+    env = clean_git_env(home)
+    work = tmp / "work"
+    git = lambda *args: subprocess.run(["git", *args], cwd=work, env=env, check=True, capture_output=True)  # noqa: E731
+    subprocess.run(["git", "init", "-q", "-b", "master", str(work)], env=env, check=True)
+    git("config", "user.email", "bench@example.com")
+    git("config", "user.name", "Bench")
+    (work / ".gitlab-ci.yml").write_text(CI_YML)
+    remote = base.replace("http://", f"http://bench:{user_token}@") + "/bench/pushed.git"
+    results = []
+    with httpx.Client(timeout=30) as client:
+        for n in range(pushes):
+            (work / "n.txt").write_text(f"{n}\n")
+            git("add", "-A")
+            git("commit", "-q", "-m", f"change {n}")
+            started = time.perf_counter()
+            git("push", "-q", remote, "master")
+            pushed = time.perf_counter()
+            while True:
+                answer = client.post(f"{base}/ci/api/v1/builds/register", json={"token": runner})
+                if answer.status_code == 201:
+                    picked = time.perf_counter()
+                    client.put(f"{base}/ci/api/v1/builds/{answer.json()['id']}", json={"token": runner, "state": "success"})
+                    break
+                if time.perf_counter() - started > 30:
+                    raise SystemExit("the pushed build never reached the runner")
+            results.append((pushed - started, picked - started, picked - pushed))
+    return results
+
+
+def postgres_schema(url: str) -> tuple[str, str]:
+    """A fresh schema on the server at URL: (database URL using it, schema name)."""
+    import psycopg
+
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as connection:
+        connection.execute(f'CREATE SCHEMA "{schema}"')
+    return f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}", schema
+
+
+def drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as connection:
+        connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=4)
+    parser.add_argument("--pushes", type=int, default=10)
+    parser.add_argument("--postgres", default=None, help="run on a new schema of this PostgreSQL server instead of SQLite")
+    args = parser.parse_args()
+    wrk = ensure_wrk()
+    schema = None
+
+    with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
+        env, port = codeyard_env(Path(tmp))
+        if args.postgres:
+            env["CODEYARD_DATABASE_URL"], schema = postgres_schema(args.postgres)
+        backend = "PostgreSQL" if args.postgres else "SQLite"
+        try:
+            print(f"seeding {FINISHED} finished and {PENDING} pending builds ({backend}) ...", flush=True)
+            seeding = subprocess.run([PYTHON, "-c", SEED], env=env, capture_output=True, text=True)
+            if seeding.returncode != 0:
+                raise SystemExit(f"seeding failed:\n{seeding.stderr}")
+            seeded = seeding.stdout.split()
+            user_token, registration, pushed_token = seeded[-3:]
+            servers = [subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)]
+            try:
+                base = f"http://127.0.0.1:{port}"
+                wait_until_up(base + "/api/v3/user", {"PRIVATE-TOKEN": user_token})
+                runner = register_runner(base, registration)
+                script = Path(tmp) / "post.lua"
+                script.write_text(POST_SCRIPT.format(token=runner))
+                url = f"{base}/ci/api/v1/builds/register"
+                sample = httpx.post(url, json={"token": runner}, timeout=30)
+                assert sample.status_code == 201, sample.text
+                floor, floor_base = start_floor(Path(tmp), sample.content, env)
+                servers.append(floor)
+                results: dict[str, list] = {"floor": [], "codeyard": []}
+                for _ in range(args.rounds):
+                    results["floor"].append(run_wrk_post(wrk, floor_base + "/ci/api/v1/builds/register", script, args.seconds, args.connections))
+                    results["codeyard"].append(run_wrk_post(wrk, url, script, args.seconds, args.connections))
+                claimed = 1 + sum(r["requests"] for r in results["codeyard"])
+                specific = register_runner(base, pushed_token)
+                pickups = push_to_pickup(base, user_token, specific, Path(tmp), args.pushes)
+            finally:
+                stop(servers)
+        finally:
+            if schema:
+                drop_schema(args.postgres, schema)
+
+    best = {name: min(runs, key=lambda r: r["p99_ms"]) for name, runs in results.items()}
+    print_table(f"POST /ci/api/v1/builds/register ({backend}; {FINISHED} finished, {PENDING} pending; "
+                f"wrk -c{args.connections}, best p99 of {args.rounds} x {args.seconds}s)", best)  # fmt: skip
+    print("all rounds (p50/p99 ms):", {name: [(r["p50_ms"], r["p99_ms"]) for r in runs] for name, runs in results.items()})
+    print(f"builds handed out: {claimed} (every codeyard request claimed one)")
+    push_times, from_start, from_end = ([row[i] for row in pickups] for i in range(3))
+    print(f"over {len(pickups)} pushes (goal <= 1 s): git push took median {statistics.median(push_times):.3f} s; "
+          f"push start -> build handed out median {statistics.median(from_start):.3f} s (max {max(from_start):.3f}); "
+          f"push end -> handed out median {statistics.median(from_end) * 1000:.1f} ms (max {max(from_end) * 1000:.1f})")
+    print(json.dumps({"register": best, "push_s": [round(t, 3) for t in push_times], "pickup_s": [round(t, 3) for t in from_start]}))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()
