@@ -18,7 +18,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, joinedload
 
 from ...db.models import Build, Pipeline, Project, Runner, is_id, utcnow
-from ...db.models.ci import ACTIVE_STATES, BUILD_STATES, CANCELED, FAILED, SUCCESS
+from ...db.models.ci import ACTIVE_STATES, BUILD_STATES, CANCELED, FAILED, RUNNING, SUCCESS
 from ...db.queries import counted_page
 from ...entities.builds import build_hook_payload
 from ...errors import BadRequest, Forbidden, NotFound
@@ -43,7 +43,8 @@ FINISHING = (SUCCESS, FAILED, CANCELED)
 def started(session: Session, rt, build: Build) -> None:
     """After the claim moved BUILD to running: the pipeline runs, the Build Hook fires."""
     pipeline = pipelines.lock(session, build.pipeline_id)
-    pipelines.refresh_status(session, pipeline)
+    # A pipeline with a running build is running (Ci::Status): no need to load its other builds.
+    pipeline.status, pipeline.finished_at = RUNNING, None
     session.refresh(build)
     call_hooks(session, rt, session.get(Project, build.project_id), pipeline, build)
 
