@@ -12,8 +12,8 @@ as CI, adds its step there, not by registering itself when imported):
 2. GitLab's push (or tag push) payload is built for each ref;
 3. one `pushed new` / `pushed to` / `deleted` event per ref, with that payload as data;
 4. one webhook delivery per hook whose flag is on, enqueued as a job in this transaction;
-5. open merge requests from a pushed branch move their head ref; those from or into a pushed
-   branch have their merge status computed again (a trial merge in memory);
+5. when open merge requests come from or go into a pushed branch, a job is enqueued that moves
+   their head refs and computes their merge status again, outside this transaction;
 6. a CI pipeline for each pushed branch or tag whose commit has a .gitlab-ci.yml, with its first
    stage's builds pending for the runners (services/ci/pipelines.py).
 """
