@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_PATH = "codeyard-runner.toml"
-TAG = re.compile(r"^[^\s,][^,]{0,254}$")
+TAG = re.compile(r"^[^\x00-\x1f\x7f,]{1,255}$")
 
 
 class ConfigError(Exception):
