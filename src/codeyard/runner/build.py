@@ -43,6 +43,7 @@ class JobError(Exception):
 @dataclass
 class Settings:
     builds_dir: Path
+    runner_token: str = ""  # build updates (PUT) carry the runner's token; the rest the build's
     runner_id: int | None = None
     description: str = ""
     update_interval: float = 3.0
@@ -238,10 +239,10 @@ class Build:
                     return
                 if not self.incremental and len(self.trace) != self._put_size:
                     size = len(self.trace)
-                    alive = self.client.update_build(self.id, self.token, "running", self.trace.text())
+                    alive = self.client.update_build(self.id, self.settings.runner_token, "running", self.trace.text())
                     self._put_size = self.sent = size
                 else:
-                    alive = self.client.update_build(self.id, self.token, "running")
+                    alive = self.client.update_build(self.id, self.settings.runner_token, "running")
                 if not alive:
                     self.canceled.set()
             except ServerError as error:
@@ -276,7 +277,7 @@ class Build:
             self._sync_rest()
             whole = None if self.incremental and self.sent == len(self.trace) else self.trace.text()
             try:
-                if not self.client.update_build(self.id, self.token, state, whole):
+                if not self.client.update_build(self.id, self.settings.runner_token, state, whole):
                     log.info("build %s: the server no longer runs it (canceled?)", self.id)
                 return
             except ServerError as error:

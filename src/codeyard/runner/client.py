@@ -87,9 +87,9 @@ class Client:
 
     # --- a running build --------------------------------------------------------------------------
 
-    def update_build(self, build_id: int, token: str, state: str, trace: str | None = None) -> bool:
+    def update_build(self, build_id: int, runner_token: str, state: str, trace: str | None = None) -> bool:
         """PUT the build's state (and the whole trace); False when the build is gone (canceled)."""
-        body = {"token": token, "state": state}
+        body = {"token": runner_token, "state": state}
         if trace is not None:
             body["trace"] = trace
         response = self._send("PUT", f"/builds/{build_id}", json=body)

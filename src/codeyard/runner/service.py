@@ -69,8 +69,8 @@ class Runner:
         self.options = options
         builds_dir = options.builds_dir or runner.builds_path(config_path)
         builds_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.settings = Settings(builds_dir=builds_dir.resolve(), runner_id=runner.id, description=runner.description,
-                                 update_interval=options.update_interval)  # fmt: skip
+        self.settings = Settings(builds_dir=builds_dir.resolve(), runner_token=runner.token, runner_id=runner.id,
+                                 description=runner.description, update_interval=options.update_interval)  # fmt: skip
         if options.output_limit:
             self.settings.output_limit = options.output_limit
         self.client = Client(runner.url)
