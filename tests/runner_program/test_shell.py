@@ -69,3 +69,11 @@ def test_tag_builds_and_runner_id():
     assert variables["CI_BUILD_TAG"] == "v1.0" and variables["CI_RUNNER_ID"] == "3"
     assert variables["CI_BUILD_REF"] == "a" * 40 and variables["CI_PROJECT_DIR"] == "/p"
     assert variables["CI_SERVER"] == "yes" and variables["CI_SERVER_NAME"] == "codeyard"
+
+
+def test_builds_do_not_inherit_codeyard_settings():
+    from codeyard.runner.build import inherited_environment, without_credentials
+
+    inherited = inherited_environment({"PATH": "/bin", "CODEYARD_SECRET_KEY": "k", "CODEYARD_DATABASE_URL": "u", "HOME": "/h"})
+    assert inherited == {"PATH": "/bin", "HOME": "/h"}
+    assert without_credentials("http://gitlab-ci-token:abc@host:8080/g/p.git") == "http://host:8080/g/p.git"

@@ -50,7 +50,7 @@ class Settings:
     output_limit: int = DEFAULT_LIMIT
     max_artifacts_bytes: int = 1024**3
     kill_grace: float = process.KILL_GRACE
-    base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    base_env: dict[str, str] = field(default_factory=lambda: inherited_environment(os.environ))
 
 
 class Build:
@@ -293,6 +293,12 @@ class Build:
                 self._append()
             except ServerError as error:
                 log.warning("build %s: trace update failed: %s", self.id, error)
+
+
+def inherited_environment(environ) -> dict[str, str]:
+    """What builds inherit of the runner's environment: everything but codeyard's own settings
+    (a runner started beside a server must not hand its secret key or database URL to builds)."""
+    return {key: value for key, value in environ.items() if not key.startswith("CODEYARD_")}
 
 
 def without_credentials(url: str) -> str:
