@@ -11,12 +11,12 @@ import httpx
 import pytest
 
 from codeyard.db.engine import Database
-from codeyard.db.models import Token, User
+from codeyard.db.models import ApplicationSetting, Token, User
 from codeyard.services import credentials
 
 from .support import free_port
 
-COMMANDS = [[], ["serve"], ["migrate"], ["admin"], ["admin", "create-user"], ["admin", "token"]]
+COMMANDS = [[], ["serve"], ["migrate"], ["admin"], ["admin", "create-user"], ["admin", "token"], ["admin", "runner-token"]]
 
 
 def run(args, data_dir, env=None, **kwargs):
@@ -57,6 +57,25 @@ def test_migrate_create_user_and_token(tmp_path):
     finally:
         db.dispose()
     assert run(["admin", "token", "nobody"], tmp_path).returncode != 0
+
+
+def test_runner_registration_token(tmp_path):
+    first = run(["admin", "runner-token"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    token = first.stdout.strip()
+    assert len(token) == 20 and run(["admin", "runner-token"], tmp_path).stdout.strip() == token
+    reset = run(["admin", "runner-token", "--reset"], tmp_path).stdout.strip()
+    assert len(reset) == 20 and reset != token
+    assert run(["admin", "runner-token"], tmp_path).stdout.strip() == reset
+    given = run(["admin", "runner-token"], tmp_path / "given", env={"CODEYARD_RUNNER_TOKEN": "from-the-operator"})
+    assert given.returncode != 0 and "CODEYARD_RUNNER_TOKEN" in given.stderr
+    db = Database(f"sqlite:///{tmp_path / 'given' / 'codeyard.db'}")
+    try:
+        with db.session() as session:
+            stored = session.get(ApplicationSetting, 1).runners_registration_token_digest
+            assert stored == credentials.digest("from-the-operator")
+    finally:
+        db.dispose()
 
 
 def _serve(data_dir, port, env):

@@ -210,6 +210,27 @@ def token(username: str, name: str, data_dir: str | None) -> None:
     click.echo(secret)
 
 
+@admin.command("runner-token")
+@click.option("--reset", is_flag=True, help="Issue a new registration token (the old one stops working).")
+@click.option("--data-dir", default=None, help="Data directory (default ./data).")
+def runner_token(reset: bool, data_dir: str | None) -> None:
+    """Print the registration token with which shared runners register."""
+    from .runtime import Runtime
+    from .services.ci import runners
+
+    config = _config(data_dir)
+    _prepare(config)
+    runtime = Runtime(config)
+    try:
+        with runtime.db.transaction() as session:
+            token = runners.registration_token(session, runtime, reset=reset)
+    finally:
+        runtime.close()
+    if token is None:
+        raise click.ClickException("the registration token was set from CODEYARD_RUNNER_TOKEN; --reset issues a new one")
+    click.echo(token)
+
+
 @main.group()
 def runner() -> None:
     """The build runner: takes builds from a codeyard server and runs their commands ON THIS HOST,

@@ -38,6 +38,8 @@ class Config:
     forwarded_allow_ips: str = ""
     log_level: str = "info"
     secret_key: str | None = None  # CODEYARD_SECRET_KEY; else <data dir>/secret_key, created on first use
+    # CODEYARD_RUNNER_TOKEN: the shared runners' registration token, taken on first use (else derived).
+    runner_token: str | None = None
     # The HTTP edge (codeyard.httpserver): seconds to send a request head, seconds between two
     # pieces of a request body, open connections per server process.
     header_timeout: float = 20.0
@@ -105,6 +107,7 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         forwarded_allow_ips=env.get("CODEYARD_FORWARDED_ALLOW_IPS", ""),
         log_level=env.get("CODEYARD_LOG_LEVEL", "info"),
         secret_key=env.get("CODEYARD_SECRET_KEY") or None,
+        runner_token=env.get("CODEYARD_RUNNER_TOKEN") or None,
         header_timeout=float(env.get("CODEYARD_HEADER_TIMEOUT", 20)),
         body_timeout=float(env.get("CODEYARD_BODY_TIMEOUT", 60)),
         max_connections=int(env.get("CODEYARD_MAX_CONNECTIONS", 512)),
@@ -151,4 +154,6 @@ def to_env(config: Config) -> dict[str, str]:
         env["CODEYARD_ROOT_TOKEN"] = config.root_token
     if config.secret_key:
         env["CODEYARD_SECRET_KEY"] = config.secret_key
+    if config.runner_token:
+        env["CODEYARD_RUNNER_TOKEN"] = config.runner_token
     return env

@@ -81,6 +81,16 @@ def test_head_uses_get_and_json_suffix(router):
     assert name_of(router.match("GET", "/api/projects/")) == "GET /projects"
 
 
+def test_json_suffix_beats_a_parameter_route_of_another_method():
+    r = Registry(prefix="/ci")
+    for method, template in [("POST", "/builds/register"), ("PUT", "/builds/:id")]:
+        r.add(method, template, handler(f"{method} {template}"))
+    router = Router(r.routes)
+    assert name_of(router.match("POST", "/ci/builds/register.json")) == "POST /builds/register"
+    assert router.match("PUT", "/ci/builds/register.json").params == {"id": "register.json"}
+    assert router.match("GET", "/ci/builds/register.json").allowed == ("PUT",)
+
+
 def test_declaring_a_route_twice_or_clashing_names_fails():
     r = Registry()
     r.add("GET", "/a/:id", handler("one"))

@@ -39,6 +39,7 @@ class Ctx:
         self.access = None  # the caller's access to `project`, set by the guard that loaded it
         self.group = None  # a group a guard loaded, with the caller's abilities on it
         self.group_abilities: frozenset[str] = frozenset()
+        self.runner = None  # the runner a runner-protocol request authenticated as (api/ci.py)
         self._session: Session | None = None
         self._closers: list = []
         self._headers: dict[str, str] | None = None

@@ -11,9 +11,10 @@ WEB = Registry(prefix="")
 def all_routes() -> list[Route]:
     # Importing a module registers its routes.
     from ..githttp import transport  # noqa: F401
-    from . import oauth  # noqa: F401
+    from . import ci, oauth  # noqa: F401
     from .v3 import (  # noqa: F401
         branches,
+        build_artifacts,
         groups,
         hooks,
         members,

@@ -156,9 +156,12 @@ class Router:
         if any("\x00" in segment for segment in segments):
             return None  # no name holds a NUL byte; letting one through reaches C code that cuts it
         found = self._match_segments(method, segments)
-        if found is None and segments and segments[-1].endswith(".json"):
-            # GitLab accepted an optional `.json` format suffix on every route.
-            found = self._match_segments(method, [*segments[:-1], segments[-1][: -len(".json")]])
+        if (found is None or found.route is None) and segments and segments[-1].endswith(".json"):
+            # GitLab accepted an optional `.json` format suffix on every route: taken when the path
+            # as given has no route for this method (`builds/register.json` is not `builds/:id`).
+            stripped = self._match_segments(method, [*segments[:-1], segments[-1][: -len(".json")]])
+            if stripped is not None and (found is None or stripped.route is not None):
+                found = stripped
         return found
 
     def _match_segments(self, method: str, segments: list[str]) -> Match | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import hmac
 import secrets
 import string
 
@@ -26,6 +27,17 @@ OAUTH = "oauth"
 
 def new_secret(length: int = TOKEN_LENGTH) -> str:
     return "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(length))
+
+
+def derived_secret(key: bytes, label: str, length: int = TOKEN_LENGTH) -> str:
+    """A token computed from KEY and LABEL (HMAC-SHA256 spelled in TOKEN_ALPHABET): the same
+    every time, so it can be shown again while only its digest is stored."""
+    number = int.from_bytes(hmac.new(key, label.encode(), hashlib.sha256).digest(), "big")
+    chars = []
+    for _ in range(length):
+        number, index = divmod(number, len(TOKEN_ALPHABET))
+        chars.append(TOKEN_ALPHABET[index])
+    return "".join(chars)
 
 
 def digest(secret: str) -> str:

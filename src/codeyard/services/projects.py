@@ -41,6 +41,7 @@ from ..policies import projects as policy
 from . import access as access_service
 from . import events, merge_requests
 from . import settings as settings_service
+from .ci import traces
 from .credentials import TOKEN_ALPHABET, digest
 from .naming import format_errors
 
@@ -348,6 +349,7 @@ def delete(session: Session, rt, actor, project: Project) -> None:
     on_commit(session, lambda: storage.remove(repository))
     on_commit(session, lambda: shutil.rmtree(uploads, ignore_errors=True))
     on_commit(session, lambda: rt.archives.remove_project(project_id))
+    on_commit(session, lambda: traces.remove_project(rt, project_id))
 
 
 def delete_all_in(session: Session, rt, actor, namespace_id: int) -> None:

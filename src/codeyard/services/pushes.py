@@ -13,7 +13,9 @@ as CI, adds its step there, not by registering itself when imported):
 3. one `pushed new` / `pushed to` / `deleted` event per ref, with that payload as data;
 4. one webhook delivery per hook whose flag is on, enqueued as a job in this transaction;
 5. open merge requests from a pushed branch move their head ref; those from or into a pushed
-   branch have their merge status computed again (a trial merge in memory).
+   branch have their merge status computed again (a trial merge in memory);
+6. a CI pipeline for each pushed branch or tag whose commit has a .gitlab-ci.yml, with its first
+   stage's builds pending for the runners (services/ci/pipelines.py).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..git import repo, storage
 from ..git.refs import HEADS, TAGS, ZERO_SHA
 from . import events, merge_requests, webhooks
 from . import settings as settings_service
+from .ci import pipelines
 
 MAX_COMMITS = 20
 COUNT_BOUND = 100_000
@@ -91,7 +94,11 @@ def merge_request_heads(session: Session, rt, push: Push) -> None:
     merge_requests.after_push(session, rt, push.project, push.user, {u.branch for u in push.updates if u.branch})
 
 
-STEPS = (default_branch_step, describe, record_events, call_hooks, merge_request_heads)
+def ci_pipelines(session: Session, rt, push: Push) -> None:
+    pipelines.after_push(session, push.project, push.user, push.path, push.updates)
+
+
+STEPS = (default_branch_step, describe, record_events, call_hooks, merge_request_heads, ci_pipelines)
 
 
 def adopt_default_branch(session: Session, rt, project: Project, path, updates: list[RefUpdate]) -> None:

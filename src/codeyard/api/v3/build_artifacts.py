@@ -1,0 +1,25 @@
+"""`GET /projects/:id/builds/:build_id/artifacts`: a build's artifacts, for whoever may read the
+project's builds (reference 9.2: attachment, octet-stream; 404 when there are none)."""
+
+from __future__ import annotations
+
+from ...db.models import Build, is_id
+from ...errors import RecordNotFound
+from ...policies import projects as policy
+from ..ci import artifacts_response
+from ..context import Ctx
+from ..guards import project_guard
+from ..registry import API
+
+
+@API.get(
+    "/projects/:id/builds/:build_id/artifacts",
+    guards=(project_guard(policy.READ_BUILD),),
+    summary="Download a build's artifacts (read_build; 404 when it has none)",
+)
+def download(ctx: Ctx):
+    build_id = ctx.path_int("build_id")
+    build = ctx.session.get(Build, build_id) if is_id(build_id) else None
+    if build is None or build.project_id != ctx.project.id:
+        raise RecordNotFound()
+    return artifacts_response(ctx, build)

@@ -1,0 +1,161 @@
+"""The runners' queue: hand the oldest pending build a runner may take to that runner, once.
+
+Candidates come from the partial index `ix_ci_builds_queue` (builds that are pending and not handed
+out), in id order, a bounded batch at a time, joined to the projects the runner serves: its own
+(ci_runner_projects) for a specific runner; for a shared runner every project with builds and
+shared runners enabled (and nothing when the instance turned shared runners off). A build fits
+when its tags are a subset of the runner's. The candidates are read outside the write transaction;
+the claim itself is one conditional UPDATE (`... WHERE id = ? AND status = 'pending' AND runner_id
+IS NULL`) in it, and its row count decides: on PostgreSQL a concurrent claim of the same row waits
+for the first to commit and then matches nothing; on SQLite writers are serialised. A lost race
+moves on to the next candidate, so two runners never get one build and a runner never waits for
+another's build.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Integer, select, text, update
+from sqlalchemy.orm import Session
+
+from ...db.models import ApplicationSetting, Build, Project, utcnow
+from ...db.models.base import JsonList
+from ...db.models.ci import PENDING, RUNNING
+from .. import credentials
+from .. import settings as settings_service
+
+BATCH = 32
+MAX_BATCH = 1024
+
+
+def _candidates(shared: bool, sqlite: bool):
+    """Queued builds (id, tag_list) of the projects a shared or specific runner serves, from id
+    `:after` on, `:limit` of them, oldest first.
+
+    The queue's predicate is spelled as the partial index's own (literals, not parameters), and
+    SQLite is told to use that index: without statistics it prefers the runner_id index, which
+    also holds every build canceled before it ran.
+    """
+    hint = " INDEXED BY ix_ci_builds_queue" if sqlite else ""
+    serves = (
+        "AND projects.shared_runners_enabled"
+        if shared
+        else "AND EXISTS (SELECT 1 FROM ci_runner_projects WHERE ci_runner_projects.runner_id = :runner"
+        " AND ci_runner_projects.project_id = ci_builds.project_id)"
+    )
+    return text(
+        f"SELECT ci_builds.id, ci_builds.tag_list FROM ci_builds{hint}"
+        " JOIN projects ON projects.id = ci_builds.project_id"
+        " WHERE ci_builds.status = 'pending' AND ci_builds.runner_id IS NULL AND ci_builds.id > :after"
+        f" AND projects.builds_enabled {serves} ORDER BY ci_builds.id LIMIT :limit"
+    ).columns(id=Integer, tag_list=JsonList)
+
+
+CANDIDATES = {(shared, sqlite): _candidates(shared, sqlite) for shared in (True, False) for sqlite in (True, False)}
+SHARED_ENABLED = select(ApplicationSetting.__table__.c.shared_runners_enabled).where(
+    ApplicationSetting.__table__.c.id == settings_service.SETTINGS_ID
+)
+
+
+def fits(build_tags, runner_tags) -> bool:
+    """A build may go to a runner carrying all its tags (an untagged build to any runner)."""
+    return set(build_tags or ()) <= set(runner_tags or ())
+
+
+@dataclass(frozen=True)
+class Claimed:
+    build: Build
+    token: str  # the build token, shown to the runner once
+
+
+def claim(session: Session, db, runner) -> Claimed | None:
+    """Move the oldest build RUNNER may take to running and assign it; None when there is none.
+
+    SESSION is the request's write transaction; the candidates are read beside it, a batch at a
+    time (each twice the last, up to MAX_BATCH, so a long queue of builds this runner cannot take
+    costs a few statements); the build's token is new and only its digest kept.
+    """
+    with db.session(write=False) as reader:
+        if runner.is_shared and reader.execute(SHARED_ENABLED).scalar() is False:
+            return None
+        query = CANDIDATES[(bool(runner.is_shared), db.is_sqlite)]
+        after, limit = 0, BATCH
+        while True:
+            batch = reader.execute(query, {"after": after, "limit": limit, "runner": runner.id}).all()
+            for build_id, tags in batch:
+                if fits(tags, runner.tag_list):
+                    token = credentials.new_secret()
+                    if _take(session, build_id, runner.id, token):
+                        return Claimed(session.get(Build, build_id, populate_existing=True), token)
+            if len(batch) < limit:
+                return None
+            after, limit = batch[-1][0], min(limit * 2, MAX_BATCH)
+
+
+def _take(session: Session, build_id: int, runner_id: int, token: str) -> bool:
+    result = session.execute(
+        update(Build)
+        .where(Build.id == build_id, Build.status == PENDING, Build.runner_id.is_(None))
+        .values(status=RUNNING, runner_id=runner_id, token_digest=credentials.digest(token), started_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+# --- what the runner is told ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobParts:
+    project: Project
+    before_sha: str | None
+    yaml_variables: list[tuple[str, str]]
+    dependencies: list[Build]
+
+
+def job_parts(session: Session, build: Build) -> JobParts:
+    """What a Runner job is made of beside the build: its project, the pipeline's before sha, the
+    YAML variables as pairs, and the latest builds of the earlier stages of its pipeline."""
+    project = session.get(Project, build.project_id)
+    dependencies = session.scalars(
+        select(Build)
+        .where(Build.pipeline_id == build.pipeline_id, Build.stage_idx < build.stage_idx, Build.retried.is_(False))
+        .order_by(Build.stage_idx, Build.id)
+    ).all()
+    return JobParts(project, build.pipeline.before_sha, variable_pairs(build.yaml_variables), list(dependencies))
+
+
+def variable_pairs(stored) -> list[tuple[str, str]]:
+    """YAML variables as (key, value) pairs, from a map, a list of {key, value} or of pairs."""
+    if isinstance(stored, dict):
+        items = list(stored.items())
+    else:
+        items = []
+        for item in stored or ():
+            if isinstance(item, dict):
+                items.append((item.get("key", item.get("name")), item.get("value")))
+            elif isinstance(item, list | tuple) and len(item) == 2:
+                items.append((item[0], item[1]))
+    return [(str(key), "" if value is None else str(value)) for key, value in items if key is not None]
+
+
+# --- the build behind a build token ---------------------------------------------------------------
+
+
+def running_build(session: Session, build_id: int, token) -> Build | None:
+    """Build BUILD_ID when TOKEN is its token: it has one only while it runs."""
+    if not isinstance(token, str) or not token:
+        return None
+    build = session.get(Build, build_id)
+    if build is None or build.token_digest is None or build.status != RUNNING:
+        return None
+    return build if build.token_digest == credentials.digest(token) else None
+
+
+def build_for_token(session: Session, token) -> Build | None:
+    """The running build TOKEN belongs to."""
+    if not isinstance(token, str) or not token:
+        return None
+    build = session.scalar(select(Build).where(Build.token_digest == credentials.digest(token)))
+    return build if build is not None and build.status == RUNNING else None
