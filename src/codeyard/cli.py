@@ -281,6 +281,7 @@ def runner_run(config_path: str | None, concurrent: int, once: bool, poll_interv
     from .runner import service
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns the runner's own
     options = service.RunOptions(concurrent=concurrent, once=once, poll_interval=poll_interval,
                                  update_interval=update_interval, builds_dir=Path(builds_dir) if builds_dir else None)
     path = Path(config_path) if config_path else runner_config.default_path()
