@@ -198,3 +198,54 @@ def test_cancel_applies_to_active_builds_only(rt, ci, project):
     with rt.db.transaction() as session:
         assert builds.cancel(session, rt, session.get(Build, found["a"].id)).status == "canceled"
         assert builds.cancel(session, rt, session.get(Build, found["b"].id)).status == "success"
+
+
+def _build_hook_bodies(rt) -> list[dict]:
+    import orjson
+
+    from codeyard.db.models import Job
+
+    with rt.db.transaction(write=False) as session:
+        jobs = session.query(Job).order_by(Job.id).all()
+        return [orjson.loads(j.payload["body"]) for j in jobs if j.payload["event"] == "Build Hook"]
+
+
+def test_build_hooks_fire_on_running_and_on_finish(rt, ci, project, alice):
+    from codeyard.db.models import ProjectHook
+
+    with rt.db.transaction() as session:
+        session.add(ProjectHook(project_id=project.id, url="http://example.com/b", build_events=True, push_events=False))
+        session.add(ProjectHook(project_id=project.id, url="http://example.com/p", push_events=True))
+    pipeline_id = ci.pipeline(project, [job("rspec"), job("deploy", "deploy", 1)], user=alice)
+    assert _build_hook_bodies(rt) == []  # not on creation
+    build_id = ci.builds(pipeline_id)["rspec"].id
+    ci.run(build_id)
+    ci.finish(build_id, "success")
+    running, finished = _build_hook_bodies(rt)
+    assert running["object_kind"] == "build" and running["build_status"] == "running"
+    assert running["build_id"] == build_id and running["build_name"] == "rspec" and running["build_stage"] == "test"
+    assert running["build_finished_at"] is None and running["build_duration"] is None
+    assert running["before_sha"] == "0" * 40 and running["sha"] == "a" * 40 and running["ref"] == "master"
+    assert running["tag"] is False and running["build_allow_failure"] is False
+    assert running["project_id"] == project.id and running["project_name"] == f"User alice / {project.name}"
+    assert running["user"] == {"id": alice.id, "name": alice.name, "email": alice.email}
+    assert running["commit"]["id"] == pipeline_id and running["commit"]["status"] == "running"
+    assert running["commit"]["message"] is None  # the sha is not in the repository
+    assert set(running["repository"]) == {"name", "url", "description", "homepage", "git_http_url", "git_ssh_url", "visibility_level"}
+    assert finished["build_status"] == "success" and finished["build_duration"] >= 0
+    assert finished["build_finished_at"] is not None
+    # The first stage's success created the next stage: the pipeline still runs.
+    assert finished["commit"]["status"] == "running" and finished["commit"]["started_at"] is not None
+    # A transition that does not apply fires nothing.
+    ci.finish(build_id, "failed")
+    assert len(_build_hook_bodies(rt)) == 2
+
+
+def test_no_build_hook_without_the_flag(rt, ci, project):
+    from codeyard.db.models import ProjectHook
+
+    with rt.db.transaction() as session:
+        session.add(ProjectHook(project_id=project.id, url="http://example.com/p", push_events=True, build_events=False))
+    pipeline_id = ci.pipeline(project, [job("rspec")])
+    ci.finish(ci.builds(pipeline_id)["rspec"].id, "canceled")
+    assert _build_hook_bodies(rt) == []

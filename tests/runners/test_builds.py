@@ -184,15 +184,20 @@ def test_contact_and_info_are_written_only_when_stale_or_changed(runner_api, rt,
     assert utcnow() - runner_row(rt, token).contacted_at < dt.timedelta(minutes=1)
 
 
-def test_an_idle_poll_is_a_few_statements_whatever_the_queue(runner_api, ci, rt, project):
+def test_an_idle_poll_is_a_few_statements_whatever_the_queue(runner_api, ci, rt, project, monkeypatch):
     token = runner_api.shared("docker")
     runner_api.poll(token)
     for n in range(3):
         ci.pipeline(project, [job(f"j{i}", tags=["other"]) for i in range(40)], sha=f"{n}" * 40)
+    batches = []
+    fast_all = rt.db.fast_all
+    monkeypatch.setattr(rt.db, "fast_all", lambda statement, params: batches.append(params["limit"]) or fast_all(statement, params))
     with QueryCounter(rt) as counter:
         assert runner_api.poll(token).status_code == 404
-    # the instance setting, then batches of 32, 64 and 128 candidates (the runner: a prepared statement)
-    assert len(counter.statements) <= 4, counter.statements
+    # 120 builds the runner cannot take: batches of 32, 64 and 128 on the fast connection, and
+    # nothing in a transaction (the contact is fresh)
+    assert batches == [32, 64, 128]
+    assert counter.statements == []
 
 
 # --- update -----------------------------------------------------------------------------------

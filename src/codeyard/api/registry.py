@@ -15,6 +15,7 @@ def all_routes() -> list[Route]:
     from .v3 import (  # noqa: F401
         branches,
         build_artifacts,
+        builds,
         groups,
         hooks,
         members,

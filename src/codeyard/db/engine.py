@@ -84,19 +84,27 @@ class Database:
 
     def fast_first(self, statement, params: dict):
         """First row of a Core SELECT, prepared once, on this thread's raw autocommit connection."""
+        return self._fast(statement, params, many=False)
+
+    def fast_all(self, statement, params: dict) -> list:
+        """Every row of a Core SELECT (keep it bounded), like `fast_first`: outside any transaction
+        and any pooled connection."""
+        return self._fast(statement, params, many=True)
+
+    def _fast(self, statement, params: dict, many: bool):
         prepared = self._prepared.get(statement)
         if prepared is None:
             prepared = self._prepared[statement] = Prepared(statement, self.engine.dialect)
-        statement = prepared
+        run = prepared.all if many else prepared.first
         connection = self._fast_connection()
         try:
-            return statement.first(connection, params)
+            return run(connection, params)
         except self._dbapi.Error:
             if not self._connection_lost(connection):
                 raise
             # The server dropped the connection (restart, failover): reconnect once.
             self._local.connection = None
-            return statement.first(self._fast_connection(), params)
+            return run(self._fast_connection(), params)
 
     def _fast_connection(self):
         connection = getattr(self._local, "connection", None)
@@ -166,8 +174,18 @@ class Prepared:
             row = cursor.fetchone()
         finally:
             cursor.close()
-        if row is None:
-            return None
+        return None if row is None else self._row(row)
+
+    def all(self, connection, params: dict) -> list:
+        cursor = connection.cursor()
+        try:
+            cursor.execute(self.sql, self.parameters(params))
+            rows = cursor.fetchall()
+        finally:
+            cursor.close()
+        return [self._row(row) for row in rows]
+
+    def _row(self, row):
         values = list(row)
         for index, processor in self.result_processors:
             if values[index] is not None:

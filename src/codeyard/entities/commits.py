@@ -21,7 +21,7 @@ class RepoCommitDetail(RepoCommit):
     parent_ids: list[str]
     committed_date: str | None
     authored_date: str | None
-    status: None
+    status: str | None  # the CI status of the commit (its newest pipeline's), null without one
 
 
 class RepoDiff(TypedDict):
@@ -121,13 +121,13 @@ def repo_commit(info) -> RepoCommit:
     }
 
 
-def repo_commit_detail(info) -> RepoCommitDetail:
+def repo_commit_detail(info, status: str | None = None) -> RepoCommitDetail:
     return {
         **repo_commit(info),
         "parent_ids": info.parent_ids,
         "committed_date": iso(info.committer.when),
         "authored_date": iso(info.author.when),
-        "status": None,
+        "status": status,
     }
 
 

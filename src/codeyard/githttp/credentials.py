@@ -1,7 +1,8 @@
 """Who a git client is: HTTP Basic credentials.
 
-Accepted: `username:password`, `username:private token` (the token must be that user's) and
-`oauth2:<OAuth access token>`. Blocked users and expired tokens count as nobody. Tokens are tried
+Accepted: `username:password`, `username:private token` (the token must be that user's),
+`oauth2:<OAuth access token>`, and `gitlab-ci-token:<build token>` (a runner cloning the project of
+the build it runs: read only, that project only, while the build runs). Blocked users and expired tokens count as nobody. Tokens are tried
 first and are neither gated nor throttled; a password goes through `signin.check_password` (refused
 when password sign-in is disabled, throttled, argon2 behind the gate). The token lookups are the
 API's prepared statements.
@@ -11,9 +12,22 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import dataclass
 
 from ..errors import Unauthorized
 from ..services import credentials, identity, signin
+from ..services.ci import queue
+
+BUILD_USERNAME = "gitlab-ci-token"
+
+
+@dataclass(frozen=True)
+class BuildCredential:
+    """A running build's token: it may fetch its own project's repository, nothing else."""
+
+    build_id: int
+    project_id: int
+    username: str = BUILD_USERNAME
 
 
 class BadCredentials(Exception):
@@ -43,6 +57,11 @@ async def user_for(rt, header: str | None, address: str):
     if parsed is None:
         return None
     username, secret = parsed
+    if username == BUILD_USERNAME:
+        build = queue.running_build_for_token(rt.db, secret)
+        if build is None:
+            raise BadCredentials()
+        return BuildCredential(build.id, build.project_id)
     if username == "oauth2":
         user = identity.user_by_token(rt.db, secret, credentials.OAUTH)
     else:

@@ -35,7 +35,7 @@ from ..git import storage
 from ..policies import projects as policy
 from ..services import access as access_service
 from ..services import projects, pushes
-from .credentials import BadCredentials, user_for
+from .credentials import BadCredentials, BuildCredential, user_for
 
 log = logging.getLogger("codeyard.githttp")
 
@@ -147,7 +147,7 @@ def authorize(ctx: Ctx, user, service: str) -> Grant:
     need = policy.PUSH_CODE if service == RECEIVE else policy.DOWNLOAD_CODE
     with ctx.rt.db.session(write=False) as session:
         project = projects.find(session, f"{ctx.path_params['namespace']}/{_project_path(ctx)}")
-        access = access_service.access(session, user, project) if project is not None else policy.NO_ACCESS
+        access = _access(session, user, project)
         if not access.can(policy.READ_PROJECT):
             raise GitUnauthorized() if user is None else NotFound("Project")
         if not access.can(need):
@@ -165,6 +165,18 @@ def authorize(ctx: Ctx, user, service: str) -> Grant:
         log.error("repository of project %s is missing at %s", grant.project_id, path)
         raise RepositoryUnavailable()
     return grant
+
+
+BUILD_ACCESS = policy.Access(frozenset({policy.READ_PROJECT, policy.DOWNLOAD_CODE}))
+
+
+def _access(session, user, project) -> policy.Access:
+    """The caller's access; a running build's token reads its own project's code and nothing else."""
+    if project is None:
+        return policy.NO_ACCESS
+    if isinstance(user, BuildCredential):
+        return BUILD_ACCESS if user.project_id == project.id else policy.NO_ACCESS
+    return access_service.access(session, user, project)
 
 
 def hooks_dir(ctx: Ctx) -> Path:

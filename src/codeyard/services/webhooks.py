@@ -69,6 +69,14 @@ def trigger_all(session: Session, project_id: int, fired: list[tuple[str, dict]]
     return count
 
 
+def has_hooks_for(session: Session, project_id: int, flag: str) -> bool:
+    """Whether an enabled hook of the project has FLAG on (so a payload is worth building)."""
+    query = select(ProjectHook.id).where(
+        ProjectHook.project_id == project_id, ProjectHook.disabled_at.is_(None), getattr(ProjectHook, flag).is_(True)
+    )
+    return session.scalar(query.limit(1)) is not None
+
+
 def enqueue(session: Session, hook_id: int, event: str, body: str, delivery: str | None = None,
             test: bool = False) -> dict:  # fmt: skip
     """One delivery of BODY (JSON text) to the hook; DELIVERY repeats an earlier one's id."""

@@ -24,6 +24,7 @@ from ...errors import Invalid
 from ...git.paths import is_file_path
 from ...policies import projects as policy
 from ...services import files, repository
+from ...services.ci import pipelines
 from .. import paging
 from ..bodies import MAX_FILE_BODY
 from ..context import Ctx
@@ -58,7 +59,8 @@ async def list_commits(ctx: Ctx) -> paging.Page[RepoCommit]:
 
 @API.get(REPOSITORY + "/commits/:sha", guards=READ, summary="A commit")
 async def get_commit(ctx: Ctx) -> RepoCommitDetail:
-    return repo_commit_detail(await _read(ctx, repository.commit, ctx.path_params["sha"]))
+    info = await _read(ctx, repository.commit, ctx.path_params["sha"])
+    return repo_commit_detail(info, pipelines.commit_status(ctx.session, ctx.project.id, info.id))
 
 
 @API.get(REPOSITORY + "/commits/:sha/diff", guards=READ, summary="What a commit changed against its first parent")

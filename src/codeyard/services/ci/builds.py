@@ -11,23 +11,36 @@ from its trace, its pipeline's status derived again and the next stage created (
 
 from __future__ import annotations
 
-from sqlalchemy import update
-from sqlalchemy.orm import Session
+from collections.abc import Iterable
+from typing import Any
 
-from ...db.models import Build, Project, is_id, utcnow
-from ...db.models.ci import ACTIVE_STATES, CANCELED, FAILED, SUCCESS
-from ...errors import Forbidden, NotFound
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, joinedload
+
+from ...db.models import Build, Pipeline, Project, Runner, is_id, utcnow
+from ...db.models.ci import ACTIVE_STATES, BUILD_STATES, CANCELED, FAILED, SUCCESS
+from ...db.queries import counted_page
+from ...entities.builds import build_hook_payload
+from ...errors import BadRequest, Forbidden, NotFound
+from ...git import repo
+from .. import webhooks
+from ..repository import path_of
 from . import coverage, pipelines, traces
 
 NOT_RETRYABLE = "Build is not retryable"
+INVALID_SCOPE = "Scope contains invalid value(s)"
+MASK = b"xxxxxx"
+BUILD_EVENTS = "build_events"
 
 FINISHING = (SUCCESS, FAILED, CANCELED)
 
 
 def started(session: Session, rt, build: Build) -> None:
-    """After the claim moved BUILD to running: the pipeline runs."""
+    """After the claim moved BUILD to running: the pipeline runs, the Build Hook fires."""
     pipeline = pipelines.lock(session, build.pipeline_id)
     pipelines.refresh_status(session, pipeline)
+    session.refresh(build)
+    call_hooks(session, rt, session.get(Project, build.project_id), pipeline, build)
 
 
 def finish(session: Session, rt, build: Build, state: str) -> bool:
@@ -54,10 +67,75 @@ def finish(session: Session, rt, build: Build, state: str) -> bool:
         build.coverage = coverage.extract(project.build_coverage_regex, traces.read(rt, build))
     pipelines.progress(session, pipeline, build)
     pipelines.refresh_status(session, pipeline)
+    call_hooks(session, rt, project, pipeline, build)
     return True
 
 
+def call_hooks(session: Session, rt, project: Project, pipeline: Pipeline, build: Build) -> None:
+    """The Build Hook (on running and on finish, never on creation), for hooks with build_events."""
+    if not webhooks.has_hooks_for(session, project.id, BUILD_EVENTS):
+        return
+    try:
+        info = repo.commit(path_of(rt, project), build.sha)
+    except (repo.NotInRepository, repo.RepositoryUnavailable):
+        info = None
+    latest = pipelines.latest_builds(session, pipeline.id)
+    payload = build_hook_payload(rt.view(), project, build, pipeline, latest, info)
+    webhooks.trigger(session, project.id, BUILD_EVENTS, payload)
+
+
 # --- the user API ----------------------------------------------------------------------------------
+
+
+def scopes(value: Any) -> list[str]:
+    """`scope` as GitLab 8 read it: a string, or a hash-style list (`scope[0]=a&scope[1]=b`); a real
+    array (`scope[]=a`, a JSON array) or an unknown state is 400."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        found = [value]
+    elif isinstance(value, dict) and all(isinstance(item, str) for item in value.values()):
+        found = [item for item in value.values() if item != ""]
+    else:
+        raise BadRequest(INVALID_SCOPE)
+    if any(item not in BUILD_STATES for item in found):
+        raise BadRequest(INVALID_SCOPE)
+    return found
+
+
+def page(session: Session, project: Project, states: list[str], offset: int, limit: int,
+         sha: str | None = None) -> tuple[int, list[Build]]:  # fmt: skip
+    """The project's builds (those of commit SHA), newest first, their users loaded."""
+    query = select(Build).where(Build.project_id == project.id).options(joinedload(Build.user))
+    if states:
+        query = query.where(Build.status.in_(states))
+    if sha is not None:
+        query = query.where(Build.sha == sha)
+    return counted_page(session, query, offset, limit, Build.id.desc())
+
+
+def commit_has_pipeline(session: Session, project: Project, sha: str) -> bool:
+    query = select(Pipeline.id).where(Pipeline.project_id == project.id, Pipeline.sha == sha).limit(1)
+    return session.scalar(query) is not None
+
+
+def runners_of(session: Session, found: Iterable[Build]) -> dict[int, Runner]:
+    ids = {b.runner_id for b in found if b.runner_id is not None}
+    if not ids:
+        return {}
+    return {r.id: r for r in session.scalars(select(Runner).where(Runner.id.in_(ids)))}
+
+
+def commits(rt, project: Project, shas: Iterable[str]) -> dict[str, repo.CommitInfo | None]:
+    """The commits of SHAS (None for one the repository does not have): git, off the event loop."""
+    path = path_of(rt, project)
+    found: dict[str, repo.CommitInfo | None] = {}
+    for sha in set(shas):
+        try:
+            found[sha] = repo.commit(path, sha)
+        except (repo.NotInRepository, repo.RepositoryUnavailable):
+            found[sha] = None
+    return found
 
 
 def find(session: Session, project: Project, build_id: int) -> Build:
@@ -66,6 +144,12 @@ def find(session: Session, project: Project, build_id: int) -> Build:
     if build is None or build.project_id != project.id:
         raise NotFound()
     return build
+
+
+def masked_trace(rt, project: Project, build: Build, runners_token: str) -> bytes:
+    """The trace with the project's runners token replaced by `xxxxxx`."""
+    data = traces.read(rt, build)
+    return data.replace(runners_token.encode(), MASK) if runners_token else data
 
 
 def cancel(session: Session, rt, build: Build) -> Build:

@@ -116,6 +116,12 @@ def start_stage(session: Session, pipeline: Pipeline, jobs: list[dict], after: i
 # --- status and progression ------------------------------------------------------------------------
 
 
+def commit_status(session: Session, project_id: int, sha: str) -> str | None:
+    """The CI status of a commit: its newest pipeline's (None without one)."""
+    query = select(Pipeline.status).where(Pipeline.project_id == project_id, Pipeline.sha == sha)
+    return session.scalar(query.order_by(Pipeline.id.desc()).limit(1))
+
+
 def derived_status(builds: list[Build]) -> str:
     """Ci::Status of GitLab 8: builds that failed or were canceled but may fail count as success."""
     if not builds:

@@ -6,17 +6,17 @@ out), in id order, a bounded batch at a time, joined to the projects the runner 
 shared runners enabled (and nothing when the instance turned shared runners off). A build fits
 when its tags are a subset of the runner's. The candidates are read outside the write transaction;
 the claim itself is one conditional UPDATE (`... WHERE id = ? AND status = 'pending' AND runner_id
-IS NULL`) in it, and its row count decides: on PostgreSQL a concurrent claim of the same row waits
-for the first to commit and then matches nothing; on SQLite writers are serialised. A lost race
-moves on to the next candidate, so two runners never get one build and a runner never waits for
-another's build.
+IS NULL`) in it, and its row count decides: on PostgreSQL the row is locked first with SKIP LOCKED
+(a build another claim holds is passed over, not waited for; a build claimed and committed no
+longer matches); on SQLite writers are serialised. A lost race moves on to the next candidate, so
+two runners never get one build.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Integer, select, text, update
+from sqlalchemy import Integer, bindparam, select, text, update
 from sqlalchemy.orm import Session
 
 from ...db.models import ApplicationSetting, Build, Project, utcnow
@@ -26,6 +26,7 @@ from .. import credentials
 from .. import settings as settings_service
 
 BATCH = 32
+_builds = Build.__table__
 MAX_BATCH = 1024
 
 
@@ -72,31 +73,41 @@ class Claimed:
 def claim(session: Session, db, runner) -> Claimed | None:
     """Move the oldest build RUNNER may take to running and assign it; None when there is none.
 
-    SESSION is the request's write transaction; the candidates are read beside it, a batch at a
+    SESSION is the request's write transaction; the candidates are read outside it (the thread's
+    autocommit connection: an idle poll takes no lock and no pooled connection), a batch at a
     time (each twice the last, up to MAX_BATCH, so a long queue of builds this runner cannot take
     costs a few statements); the build's token is new and only its digest kept.
     """
-    with db.session(write=False) as reader:
-        if runner.is_shared and reader.execute(SHARED_ENABLED).scalar() is False:
+    if runner.is_shared:
+        enabled = db.fast_first(SHARED_ENABLED, {})
+        if enabled is not None and not enabled[0]:
             return None
-        query = CANDIDATES[(bool(runner.is_shared), db.is_sqlite)]
-        after, limit = 0, BATCH
-        while True:
-            batch = reader.execute(query, {"after": after, "limit": limit, "runner": runner.id}).all()
-            for build_id, tags in batch:
-                if fits(tags, runner.tag_list):
-                    token = credentials.new_secret()
-                    if _take(session, build_id, runner.id, token):
-                        return Claimed(session.get(Build, build_id, populate_existing=True), token)
-            if len(batch) < limit:
-                return None
-            after, limit = batch[-1][0], min(limit * 2, MAX_BATCH)
+    query = CANDIDATES[(bool(runner.is_shared), db.is_sqlite)]
+    after, limit = 0, BATCH
+    while True:
+        batch = db.fast_all(query, {"after": after, "limit": limit, "runner": runner.id})
+        for build_id, tags in batch:
+            if fits(tags, runner.tag_list):
+                token = credentials.new_secret()
+                if _take(session, build_id, runner.id, token, skip_locked=not db.is_sqlite):
+                    return Claimed(session.get(Build, build_id, populate_existing=True), token)
+        if len(batch) < limit:
+            return None
+        after, limit = batch[-1][0], min(limit * 2, MAX_BATCH)
 
 
-def _take(session: Session, build_id: int, runner_id: int, token: str) -> bool:
+def _take(session: Session, build_id: int, runner_id: int, token: str, skip_locked: bool) -> bool:
+    """Claim BUILD_ID if it is still queued. With SKIP_LOCKED (PostgreSQL) a row another claim
+    holds is passed over at once instead of waited for, so racing runners spread over the queue
+    rather than queueing behind its head."""
+    queued = (Build.status == PENDING, Build.runner_id.is_(None))
+    target = Build.id == build_id
+    if skip_locked:
+        locked = select(Build.id).where(Build.id == build_id, *queued).with_for_update(skip_locked=True)
+        target = Build.id == locked.scalar_subquery()
     result = session.execute(
         update(Build)
-        .where(Build.id == build_id, Build.status == PENDING, Build.runner_id.is_(None))
+        .where(target, *queued)
         .values(status=RUNNING, runner_id=runner_id, token_digest=credentials.digest(token), started_at=utcnow())
         .execution_options(synchronize_session=False)
     )
@@ -159,3 +170,14 @@ def build_for_token(session: Session, token) -> Build | None:
         return None
     build = session.scalar(select(Build).where(Build.token_digest == credentials.digest(token)))
     return build if build is not None and build.status == RUNNING else None
+
+
+RUNNING_BUILD_BY_TOKEN = select(_builds.c.id, _builds.c.project_id).where(
+    _builds.c.token_digest == bindparam("digest"), _builds.c.status == RUNNING
+)
+
+
+def running_build_for_token(db, token: str):
+    """(id, project_id) of the running build TOKEN belongs to, or None: one prepared query on the
+    fast connection (git authenticates every request of a clone)."""
+    return db.fast_first(RUNNING_BUILD_BY_TOKEN, {"digest": credentials.digest(token)})

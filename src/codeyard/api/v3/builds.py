@@ -1,0 +1,92 @@
+"""Builds of a project (`/projects/:id/builds`, reference section 9): list, by commit, get, cancel,
+retry, trace. Reading needs `read_build` (reporters; everyone who can read the project when
+`public_builds` is on); cancel and retry need `update_build` (developers)."""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+
+from ...entities.builds import Build, build
+from ...entities.commits import repo_commit
+from ...errors import NotFound
+from ...git.refs import is_revision
+from ...policies import projects as policy
+from ...services import projects
+from ...services.ci import builds
+from .. import paging
+from ..context import Ctx
+from ..guards import project_guard
+from ..params import Any_
+from ..registry import API
+
+READ = (project_guard(policy.READ_BUILD),)
+UPDATE = (project_guard(policy.UPDATE_BUILD),)
+SCOPE = Any_("scope", doc="A state or a hash-style list of states (scope[0]=pending&scope[1]=running): "
+             "pending, running, success, failed, canceled")  # fmt: skip
+SINGLE = "/projects/:id/builds/:build_id"
+
+
+async def render(ctx: Ctx, found: list) -> list[Build]:
+    """The Build entities of FOUND, with their commits read from git off the event loop."""
+    runners = builds.runners_of(ctx.session, found)
+    shaped = [build(b, ctx.view, None, runners.get(b.runner_id)) for b in found]
+    commits = await ctx.off_loop(builds.commits, ctx.rt, ctx.project, [b.sha for b in found])
+    for data, source in zip(shaped, found, strict=True):
+        info = commits.get(source.sha)
+        data["commit"] = repo_commit(info) if info is not None else None
+    return shaped
+
+
+async def _page(ctx: Ctx, sha: str | None = None) -> paging.Page[Build]:
+    states = builds.scopes(ctx.args.get("scope"))
+    window = paging.window(ctx)
+    total, found = builds.page(ctx.session, ctx.project, states, window.offset, window.limit, sha)
+    return paging.Page(await render(ctx, found), total, window)
+
+
+@API.get("/projects/:id/builds", guards=READ, paginated=True, params=(SCOPE,), summary="Builds of a project, newest first")
+async def list_builds(ctx: Ctx) -> paging.Page[Build]:
+    return await _page(ctx)
+
+
+@API.get(
+    "/projects/:id/repository/commits/:sha/builds",
+    guards=READ,
+    paginated=True,
+    params=(SCOPE,),
+    summary="Builds of one commit, newest first; 404 for a commit without builds",
+)
+async def list_commit_builds(ctx: Ctx) -> paging.Page[Build]:
+    sha = ctx.path_params["sha"]
+    if not is_revision(sha) or not builds.commit_has_pipeline(ctx.session, ctx.project, sha):
+        raise NotFound()
+    return await _page(ctx, sha)
+
+
+@API.get(SINGLE, guards=READ, summary="A build")
+async def get_build(ctx: Ctx) -> Build:
+    found = builds.find(ctx.session, ctx.project, ctx.path_int("build_id", NotFound))
+    return (await render(ctx, [found]))[0]
+
+
+@API.post(SINGLE + "/cancel", guards=UPDATE, summary="Cancel a pending or running build (a finished one is unchanged); 201")
+async def cancel_build(ctx: Ctx) -> Build:
+    found = builds.find(ctx.session, ctx.project, ctx.path_int("build_id", NotFound))
+    builds.cancel(ctx.session, ctx.rt, found)
+    return (await render(ctx, [found]))[0]
+
+
+@API.post(SINGLE + "/retry", guards=UPDATE, summary="Run a build again as a new pending build; 201")
+async def retry_build(ctx: Ctx) -> Build:
+    found = builds.find(ctx.session, ctx.project, ctx.path_int("build_id", NotFound))
+    fresh = builds.retry(ctx.session, ctx.rt, ctx.project, ctx.actor, found)
+    return (await render(ctx, [fresh]))[0]
+
+
+@API.get(SINGLE + "/trace", guards=READ, summary="The build's log as text/plain, the project's runners token masked")
+async def get_trace(ctx: Ctx):
+    found = builds.find(ctx.session, ctx.project, ctx.path_int("build_id", NotFound))
+    token = projects.runners_token(ctx.rt.secret_key, ctx.project)
+    data = await ctx.off_loop(builds.masked_trace, ctx.rt, ctx.project, found, token)
+    headers = {"content-disposition": f'infile; filename="{found.id}.log"', "x-content-type-options": "nosniff"}
+    return Response(data, media_type="text/plain; charset=utf-8", headers=headers)
