@@ -10,8 +10,9 @@ idempotent.
 
 from __future__ import annotations
 
-from ..services import webhooks
+from ..services import merge_requests, webhooks
 
 HANDLERS = {
     webhooks.KIND: webhooks.deliver,
+    merge_requests.MWBS_KIND: merge_requests.merge_when_build_succeeded,
 }

@@ -18,6 +18,7 @@ from sqlalchemy import update as update_rows
 from sqlalchemy.orm import Session, joinedload
 
 from ..db.models import ForkLink, MergeRequest, Note, Project, User, is_id, utcnow
+from ..db.models.ci import SUCCESS
 from ..db.models.merge_requests import (
     CAN_BE_MERGED,
     CANNOT_BE_MERGED,
@@ -44,10 +45,12 @@ from ..errors import (
 )  # fmt: skip
 from ..git import diffs, merge_refs, repo
 from ..git.refs import HEADS
+from ..jobs import queue
 from ..policies import branches as branch_policy
 from ..policies import projects as policy
 from . import access as access_service
 from . import events, webhooks
+from .ci import pipelines
 from .repository import path_of, reading
 
 log = logging.getLogger("codeyard.merge_requests")
@@ -334,7 +337,8 @@ def may_merge(session: Session, project: Project, access, mr: MergeRequest) -> b
 
 def begin_merge(session: Session, rt, project: Project, access, actor, mr: MergeRequest, args: dict) -> MergePlan | None:
     """The checks of an accept, in GitLab's order (401, 405, 409), then the request is locked.
-    None when the request only waits for its builds (there are none yet: it merges at once)."""
+    None when the request waits for its builds instead: merge when build succeeds was asked and
+    the source head has unfinished builds (without any, it merges at once)."""
     if not may_merge(session, project, access, mr):
         raise Unauthorized()
     if not mr.open or mr.work_in_progress:
@@ -346,6 +350,9 @@ def begin_merge(session: Session, rt, project: Project, access, actor, mr: Merge
         raise Conflict("SHA does not match HEAD of source branch: " + (head or ""))
     if head is None or check_status(session, rt, mr) != CAN_BE_MERGED:
         raise MethodNotAllowed("Branch cannot be merged")
+    if args.get("merged_when_build_succeeds") and pipelines.builds_unfinished(session, mr.source_project_id, head):
+        _wait_for_builds(session, actor, mr, args)
+        return None
     plan = MergePlan(
         mr_id=mr.id, previous_state=mr.state, path=path, target_branch=mr.target_branch, head=head,
         message=args.get("merge_commit_message") or default_message(mr),
@@ -412,6 +419,67 @@ def _remove_source(session: Session, rt, actor, mr: MergeRequest) -> None:
 
 
 # --- merge when build succeeds -------------------------------------------------------------------
+
+MWBS_KIND = "merge_requests.merge_when_build_succeeds"
+
+
+def _wait_for_builds(session: Session, actor, mr: MergeRequest, args: dict) -> None:
+    """Flag the request: it merges (as ACTOR, with these parameters) once its head's builds pass."""
+    mr.merge_when_build_succeeds, mr.merge_user_id = True, actor.id
+    mr.merge_params = {
+        "merge_commit_message": args.get("merge_commit_message"),
+        "should_remove_source_branch": bool(args.get("should_remove_source_branch")),
+    }
+    session.flush()
+
+
+def pipeline_succeeded(session: Session, pipeline) -> int:
+    """A branch's pipeline succeeded: a merge job for each open request from that branch waiting
+    for its builds (the job checks again that the pipeline is its head's); how many."""
+    if pipeline.tag:
+        return 0
+    waiting = session.scalars(
+        select(MergeRequest.id).where(
+            MergeRequest.source_project_id == pipeline.project_id,
+            MergeRequest.source_branch == pipeline.ref,
+            MergeRequest.merge_when_build_succeeds.is_(True),
+            MergeRequest.open,
+        )
+    ).all()
+    for mr_id in waiting:
+        queue.enqueue(session, MWBS_KIND, {"merge_request_id": mr_id, "sha": pipeline.sha})
+    return len(waiting)
+
+
+def merge_when_build_succeeded(rt, job) -> None:
+    """The job: merge through the accept path (same checks, as the user who asked) when the request
+    still waits, its head is the pipeline's sha and that commit's builds succeeded; otherwise leave
+    it as it is."""
+    data = job.payload
+    with rt.db.transaction() as session:
+        mr = session.get(MergeRequest, data["merge_request_id"])
+        if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
+            return
+        if pipelines.commit_status(session, mr.source_project_id, data["sha"]) != SUCCESS:
+            return
+        project, actor = session.get(Project, mr.target_project_id), session.get(User, mr.merge_user_id)
+        params = {**(mr.merge_params or {}), "sha": data["sha"]}
+        try:
+            plan = begin_merge(session, rt, project, access_service.access(session, actor, project), actor, mr, params)
+        except CodeyardError as refused:
+            log.info("merge request %s was not merged after its build succeeded: %s", mr.id, refused)
+            return
+    try:
+        moved = write_merge(plan)
+    except BaseException as failed:
+        with rt.db.transaction() as session:
+            abandon_merge(session, plan)
+        if isinstance(failed, CANNOT_MERGE):
+            return
+        raise
+    with rt.db.transaction() as session:
+        project, actor = session.get(Project, project.id), session.get(User, actor.id)
+        finish_merge(session, rt, project, actor, plan, moved)
 
 
 def cancel_merge_when_build_succeeds(session: Session, project: Project, access, actor, mr: MergeRequest) -> MergeRequest:

@@ -158,6 +158,8 @@ def update_merge_request(ctx: Ctx) -> MergeRequest:
 async def accept_merge_request(ctx: Ctx) -> MergeRequest:
     mr = _mr(ctx)
     plan = merge_requests.begin_merge(ctx.session, ctx.rt, ctx.project, ctx.access, ctx.actor, mr, ctx.args)
+    if plan is None:  # waits for its builds
+        return render(ctx, mr)
     ctx.commit()  # the request is locked: git writes the merge outside the write transaction
     try:
         moved = await ctx.off_loop(merge_requests.write_merge, plan)

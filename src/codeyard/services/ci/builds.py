@@ -23,7 +23,7 @@ from ...db.queries import counted_page
 from ...entities.builds import build_hook_payload
 from ...errors import BadRequest, Forbidden, NotFound
 from ...git import repo
-from .. import webhooks
+from .. import merge_requests, webhooks
 from ..repository import path_of
 from . import coverage, pipelines, traces
 
@@ -66,7 +66,8 @@ def finish(session: Session, rt, build: Build, state: str) -> bool:
     if state != CANCELED and project.build_coverage_regex:
         build.coverage = coverage.extract(project.build_coverage_regex, traces.read(rt, build))
     pipelines.progress(session, pipeline, build)
-    pipelines.refresh_status(session, pipeline)
+    if pipelines.refresh_status(session, pipeline) == SUCCESS:
+        merge_requests.pipeline_succeeded(session, pipeline)
     call_hooks(session, rt, project, pipeline, build)
     return True
 

@@ -116,6 +116,14 @@ def start_stage(session: Session, pipeline: Pipeline, jobs: list[dict], after: i
 # --- status and progression ------------------------------------------------------------------------
 
 
+def builds_unfinished(session: Session, project_id: int | None, sha: str) -> bool:
+    """Whether commit SHA of the project has a pipeline still pending or running."""
+    query = select(Pipeline.id).where(
+        Pipeline.project_id == project_id, Pipeline.sha == sha, Pipeline.status.in_((PENDING, RUNNING))
+    )
+    return project_id is not None and session.scalar(query.limit(1)) is not None
+
+
 def commit_status(session: Session, project_id: int, sha: str) -> str | None:
     """The CI status of a commit: its newest pipeline's (None without one)."""
     query = select(Pipeline.status).where(Pipeline.project_id == project_id, Pipeline.sha == sha)
