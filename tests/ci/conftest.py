@@ -23,7 +23,7 @@ FINISHED = ("success", "failed", "canceled")
 class RunnerProcess:
     """`codeyard runner register` then `codeyard runner run`, polling and updating often."""
 
-    def __init__(self, root: Path, url: str, registration_token: str):
+    def __init__(self, root: Path, url: str, registration_token: str, *options: str):
         self.root = root
         self.config = root / "runner.toml"
         self.log_path = root / "runner.log"
@@ -37,7 +37,7 @@ class RunnerProcess:
         assert registered.returncode == 0, registered.stderr
         self.process = subprocess.Popen(
             [sys.executable, "-m", "codeyard", "runner", "run", "--config", str(self.config), "--poll-interval", "0.2",
-             "--update-interval", "0.5"],
+             "--update-interval", "0.5", *options],
             env=self.env, stdout=self.log_path.open("ab"), stderr=subprocess.STDOUT,
         )  # fmt: skip
 
@@ -65,14 +65,26 @@ def project(projects, owner):
 
 
 @pytest.fixture
-def runner(live, rt, project, tmp_path):
-    with rt.db.session() as session:
-        token = project_service.runners_token(rt.secret_key, session.get(Project, project.id))
-    root = tmp_path / "runner"
-    root.mkdir()
-    started = RunnerProcess(root, live.base_url, token)
-    yield started
-    started.stop()
+def start_runner(live, rt, project, tmp_path):
+    """Registers (with the project's runners token) and starts runner processes; stops them after."""
+    started: list[RunnerProcess] = []
+
+    def start(*options: str) -> RunnerProcess:
+        with rt.db.session() as session:
+            token = project_service.runners_token(rt.secret_key, session.get(Project, project.id))
+        root = tmp_path / f"runner{len(started)}"
+        root.mkdir()
+        started.append(RunnerProcess(root, live.base_url, token, *options))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.stop()
+
+
+@pytest.fixture
+def runner(start_runner):
+    return start_runner("--concurrent", "2")
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from codeyard.db.models import Project
 from codeyard.jobs.worker import Worker
 from codeyard.runner import config as runner_config
 
@@ -24,6 +25,10 @@ compile:
     - mkdir -p out/deep && echo "built by $CI_BUILD_ID" > out/deep/result.txt
   artifacts:
     paths: [out/]
+lint:
+  stage: build
+  script:
+    - sleep 1
 check:
   stage: test
   script:
@@ -54,11 +59,14 @@ def test_two_stages_run_in_order_pass_artifacts_and_keep_their_traces(live, runn
     sha = pusher.commit({"README.md": "hello\n", ".gitlab-ci.yml": TWO_STAGES}, "add CI")
     pusher.push()
     api = live.api.as_(owner)
-    builds = wait_for(lambda: finished(api, project, 2), "both stages to finish", runner)
-    compile_, check = sorted(builds, key=lambda b: b["id"])
-    assert (compile_["name"], compile_["stage"], check["name"], check["stage"]) == ("compile", "build", "check", "test")
-    assert compile_["status"] == "success" and check["status"] == "success", runner.log()
-    assert compile_["finished_at"] <= check["started_at"]
+    builds = wait_for(lambda: finished(api, project, 3), "both stages to finish", runner)
+    by_name = {b["name"]: b for b in builds}
+    compile_, lint, check = by_name["compile"], by_name["lint"], by_name["check"]
+    assert (compile_["stage"], lint["stage"], check["stage"]) == ("build", "build", "test")
+    assert {b["status"] for b in builds} == {"success"}, runner.log()
+    assert max(compile_["finished_at"], lint["finished_at"]) <= check["started_at"]
+    # --concurrent 2: the two builds of the first stage ran at the same time.
+    assert lint["started_at"] < compile_["finished_at"] and compile_["started_at"] < lint["finished_at"]
     first = trace_of(api, project, compile_["id"])
     assert f"hello from compile on master at {sha}" in first
     assert "$ test -f README.md" in first and "Build succeeded" in first
@@ -70,7 +78,7 @@ def test_two_stages_run_in_order_pass_artifacts_and_keep_their_traces(live, runn
     assert commit.json()["status"] == "success"
     # No credential reaches a trace or the runner's log.
     token = runner_config.load(runner.config).token
-    for text in (first, second, runner.log()):
+    for text in (first, second, trace_of(api, project, lint["id"]), runner.log()):
         assert token not in text and "gitlab-ci-token:" not in text
 
 
@@ -175,3 +183,16 @@ def test_merge_when_build_succeeds_merges_after_the_build_passed(live, rt, runne
     git.run("fetch", "-q", pusher.url, "master", cwd=pusher.work)
     assert git.run("rev-parse", "FETCH_HEAD", cwd=pusher.work).stdout.strip() == master
     assert git.run("merge-base", "--is-ancestor", feature_sha, master, cwd=pusher.work, check=False).returncode == 0
+
+
+def test_the_project_timeout_ends_a_build_and_once_exits_after_one_build(live, rt, start_runner, pusher, project, owner):
+    with rt.db.transaction() as session:
+        session.get(Project, project.id).build_timeout = 1
+    once = start_runner("--once")
+    pusher.commit({".gitlab-ci.yml": "forever:\n  script:\n    - echo started\n    - sleep 30\n"}, "too slow")
+    pusher.push()
+    api = live.api.as_(owner)
+    [build] = wait_for(lambda: finished(api, project, 1), "the build to time out", once, timeout=30)
+    assert build["status"] == "failed"
+    assert "ERROR: Build failed: execution took longer than 1 seconds" in trace_of(api, project, build["id"])
+    assert once.process.wait(timeout=20) == 0
