@@ -73,8 +73,8 @@ class Build:
 
     def execute(self) -> str:
         """Run the build and report it; the final state (`canceled` when the server canceled it)."""
-        if not isinstance(self.id, int) or not self.token:
-            raise JobError("the job has no id or token")
+        if not isinstance(self.id, int):
+            raise JobError("the job has no id")
         log.info("build %s (project %s, %s) received", self.id, self.job.get("project_id"), self.job.get("name"))
         stop_streaming = threading.Event()
         streamer = threading.Thread(target=self._stream, args=(stop_streaming,), name=f"trace-{self.id}", daemon=True)
@@ -114,6 +114,8 @@ class Build:
             raise JobError("repo_url is not an http(s) URL")
         if not isinstance(commands, str):
             raise JobError("the job has no commands")
+        if not self.token:
+            raise JobError("the job has no build token")
         timeout = job.get("timeout")
         timeout = timeout if isinstance(timeout, int) and timeout > 0 else DEFAULT_TIMEOUT
         deadline = time.monotonic() + timeout
@@ -227,7 +229,7 @@ class Build:
     # --- talking to the server while it runs, and at the end --------------------------------------------
 
     def _stream(self, stop: threading.Event) -> None:
-        while not stop.wait(self.settings.update_interval):
+        while not stop.wait(self.settings.update_interval) and not self.canceled.is_set():
             self._sync()
 
     def _sync(self) -> None:
