@@ -1,4 +1,4 @@
-"""The `codeyard` command: serve, worker, migrate, admin."""
+"""The `codeyard` command: serve, worker, migrate, admin, runner."""
 
 from __future__ import annotations
 
@@ -240,6 +240,66 @@ def runner_token(reset: bool, data_dir: str | None) -> None:
     if token is None:
         raise click.ClickException("the registration token was set from CODEYARD_RUNNER_TOKEN; --reset issues a new one")
     click.echo(token)
+
+
+@main.group()
+def runner() -> None:
+    """The build runner: takes builds from a codeyard server and runs their commands ON THIS HOST,
+    as the user running it (shell executor, no isolation). Imports nothing of the server."""
+
+
+RUNNER_CONFIG_HELP = "Configuration file (default ./codeyard-runner.toml, env CODEYARD_RUNNER_CONFIG)."
+
+
+@runner.command("register")
+@click.option("--url", required=True, help="The server's URL, e.g. https://code.example.com.")
+@click.option("--registration-token", required=True,
+              help="The instance's shared-runner token (`codeyard admin runner-token`) or a project's runners token.")
+@click.option("--tags", default="", help="Comma-separated tags: the runner takes builds whose tags it all has.")
+@click.option("--description", default=None, help="Shown to administrators (default: the host name).")
+@click.option("--config", "config_path", default=None, help=RUNNER_CONFIG_HELP)
+def runner_register(url: str, registration_token: str, tags: str, description: str | None, config_path: str | None) -> None:
+    """Register this host as a runner; writes the configuration file (0600) with its token."""
+    from pathlib import Path
+
+    from .runner import config as runner_config
+    from .runner import service
+
+    path = Path(config_path) if config_path else runner_config.default_path()
+    try:
+        registered = service.register(url, registration_token, tags, description, path)
+    except service.RunnerError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"Registered runner {registered.id}; configuration written to {path}")
+
+
+@runner.command("run")
+@click.option("--config", "config_path", default=None, help=RUNNER_CONFIG_HELP)
+@click.option("--concurrent", type=click.IntRange(1, 64), default=1, show_default=True, help="Builds run at once.")
+@click.option("--once", is_flag=True, help="Run one build, then exit.")
+@click.option("--poll-interval", type=click.FloatRange(0.05, 3600), default=3.0, show_default=True,
+              help="Seconds between requests for a build while there is none.")
+@click.option("--update-interval", type=click.FloatRange(0.05, 3600), default=3.0, show_default=True,
+              help="Seconds between trace updates of a running build (also how soon a cancel is noticed).")
+@click.option("--builds-dir", default=None, help="Where builds run (default: builds/ beside the configuration file).")
+def runner_run(config_path: str | None, concurrent: int, once: bool, poll_interval: float, update_interval: float,
+               builds_dir: str | None) -> None:
+    """Poll the server for builds and run them until stopped (SIGTERM ends running builds as failed;
+    SIGQUIT lets them finish)."""
+    from pathlib import Path
+
+    from .runner import config as runner_config
+    from .runner import service
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns the runner's own
+    options = service.RunOptions(concurrent=concurrent, once=once, poll_interval=poll_interval,
+                                 update_interval=update_interval, builds_dir=Path(builds_dir) if builds_dir else None)
+    path = Path(config_path) if config_path else runner_config.default_path()
+    try:
+        service.run(path, options)
+    except service.RunnerError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def _describe(message) -> str:
