@@ -17,6 +17,7 @@ def all_routes() -> list[Route]:
         branches,
         build_artifacts,
         builds,
+        commit_statuses,
         groups,
         hooks,
         members,

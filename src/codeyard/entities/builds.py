@@ -6,7 +6,7 @@ from typing import TypedDict
 
 from .commits import RepoCommit
 from .common import View, iso
-from .users import User, user
+from .users import User, UserBasic, user, user_basic
 
 
 class BuildRunner(TypedDict):
@@ -41,6 +41,33 @@ class BuildBase(TypedDict):
 
 class Build(BuildBase, total=False):
     artifacts_file: ArtifactsFile  # only when the build has an artifacts file
+
+
+class CommitStatus(TypedDict):
+    """A commit status (GitLab 8.6 Entities::CommitStatus); builds are the commit statuses here."""
+
+    id: int
+    sha: str
+    ref: str
+    status: str
+    name: str
+    target_url: str | None
+    description: str | None
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    allow_failure: bool
+    author: UserBasic | None
+
+
+def commit_status(found, view: View) -> CommitStatus:
+    return {
+        "id": found.id, "sha": found.sha, "ref": found.ref, "status": found.status, "name": found.name,
+        "target_url": None, "description": None, "created_at": iso(found.created_at),
+        "started_at": iso(found.started_at), "finished_at": iso(found.finished_at),
+        "allow_failure": found.allow_failure,
+        "author": user_basic(found.user, view) if found.user is not None else None,
+    }  # fmt: skip
 
 
 def runner(found) -> BuildRunner | None:

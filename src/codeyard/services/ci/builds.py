@@ -121,6 +121,19 @@ def page(session: Session, project: Project, states: list[str], offset: int, lim
     return counted_page(session, query, offset, limit, Build.id.desc())
 
 
+def statuses(session: Session, project: Project, sha: str, filters: dict[str, str], every: bool,
+             offset: int, limit: int) -> tuple[int, list[Build]]:  # fmt: skip
+    """The commit statuses of SHA (its builds in GitLab 8), oldest first, their users loaded: only the
+    latest of each retried build unless EVERY; FILTERS narrows by ref, stage and name."""
+    query = select(Build).where(Build.project_id == project.id, Build.sha == sha).options(joinedload(Build.user))
+    if not every:
+        query = query.where(Build.retried.is_(False))
+    for field in ("ref", "stage", "name"):
+        if filters.get(field):
+            query = query.where(getattr(Build, field) == filters[field])
+    return counted_page(session, query, offset, limit, Build.id)
+
+
 def commit_has_pipeline(session: Session, project: Project, sha: str) -> bool:
     query = select(Pipeline.id).where(Pipeline.project_id == project.id, Pipeline.sha == sha).limit(1)
     return session.scalar(query) is not None
