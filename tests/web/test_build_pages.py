@@ -22,14 +22,15 @@ def _setup(rt, users, projects, admin, tmp_path, visibility=PRIVATE, public_buil
     team = make_team(users, projects, admin, visibility, prefix=prefix)
     with rt.db.transaction() as session:
         session.get(Project, team.project.id).public_builds = public_builds
-    work = WorkingCopy(rt, team.project, tmp_path / f"work{prefix}")
+    work_path = tmp_path / f"work{prefix}"
+    work = WorkingCopy(rt, team.project, work_path)
     sha = work.commit("first", {"a.txt": "a\n"})
     work.push()
     ci = CiFactory(rt)
     pipeline = ci.pipeline(team.project, [job("rspec"), job("lint")], sha=sha)
     built = ci.builds(pipeline)
     return SimpleNamespace(team=team, project=team.project, sha=sha, ci=ci, pipeline=pipeline, builds=built,
-                           url="/" + team.project.path_with_namespace)  # fmt: skip
+                           url="/" + team.project.path_with_namespace, work=work)  # fmt: skip
 
 
 @pytest.fixture
@@ -176,3 +177,61 @@ def test_the_list_uses_a_fixed_number_of_queries(rt, setup, browser_for):
         for build in setup.ci.builds(pipeline).values():
             setup.ci.run(build.id, runner_id=ids[n])
     assert count() == few
+
+
+def _badge(status: str) -> str:
+    return f'class="badge ci {status}"'
+
+
+def test_commit_status_badges_show_the_newest_pipeline(rt, setup, browser_for, tmp_path):
+    client = browser_for(setup.team.user("reporter"))
+    commits = client.get(f"{setup.url}/commits/master").text
+    assert commits.count('class="badge ci ') == 1 and _badge("pending") in commits
+    setup.ci.finish(setup.builds["rspec"].id, "failed")
+    setup.ci.finish(setup.builds["lint"].id, "success")
+    assert _badge("failed") in client.get(f"{setup.url}/commit/{setup.sha}").text
+    newer = setup.ci.pipeline(setup.project, [job("again")], ref="other", sha=setup.sha)
+    setup.ci.finish(setup.ci.builds(newer)["again"].id, "success")
+    page = client.get(f"{setup.url}/commit/{setup.sha}").text
+    assert _badge("success") in page and _badge("failed") not in page
+    assert f'href="{setup.url}/builds"' in page
+    # Without read_build (public_builds off, a non-member of an internal project) the status shows, unlinked.
+    with rt.db.transaction() as session:
+        project = session.get(Project, setup.project.id)
+        project.visibility_level, project.public_builds = INTERNAL, False
+    outsider = browser_for(setup.team.user("outsider")).get(f"{setup.url}/commit/{setup.sha}").text
+    assert f'<span {_badge("success")}' in outsider and f'href="{setup.url}/builds"' not in outsider
+
+
+def test_commits_page_asks_for_statuses_once(rt, setup, browser_for):
+    client = browser_for(setup.team.user("reporter"))
+    work = setup.work
+
+    def count() -> int:
+        with QueryCounter(rt) as counter:
+            assert client.get(f"{setup.url}/commits/master").status_code == 200
+        return counter.count
+
+    few = count()
+    for n in range(3):
+        sha = work.commit(f"more {n}", {f"f{n}.txt": "x\n"})
+        setup.ci.pipeline(setup.project, [job("t")], sha=sha)
+    work.push()
+    page = client.get(f"{setup.url}/commits/master").text
+    assert page.count('class="badge ci pending"') == 4
+    assert count() == few
+
+
+def test_merge_request_page_shows_the_source_head_status(api, rt, setup, browser_for):
+    work = setup.work
+    work.git("checkout", "-q", "-b", "feature")
+    head = work.commit("feature work", {"b.txt": "b\n"})
+    work.push("feature")
+    pipeline = setup.ci.pipeline(setup.project, [job("t")], ref="feature", sha=head)
+    setup.ci.finish(setup.ci.builds(pipeline)["t"].id, "failed")
+    body = {"source_branch": "feature", "target_branch": "master", "title": "Feature"}
+    mr = api.as_(setup.team.user("developer")).post(f"/projects/{setup.project.id}/merge_requests", json=body).json()
+    iid = api.as_(setup.team.user("developer")).get(f"/projects/{setup.project.id}/merge_requests/{mr['id']}").json()["iid"]
+    page = browser_for(setup.team.user("reporter")).get(f"{setup.url}/merge_requests/{iid}").text
+    box = page.split('id="merge-box"', 1)[1].split('class="body actions"', 1)[0]
+    assert _badge("failed") in box
