@@ -17,7 +17,7 @@ from ..services import merge_requests
 from .core import action, form, page, redirect, signed_in
 from .markup import markdown
 from .projects import load
-from .repository import COLLAPSE_ABOVE, PER_PAGE, PROJECT, _page_number, _render
+from .repository import COLLAPSE_ABOVE, PER_PAGE, PROJECT, _page_number, _render, _statuses
 
 STATES = ("opened", "merged", "closed", "all")
 ONE = PROJECT + "/merge_requests/:iid"
@@ -57,8 +57,10 @@ async def request_page(ctx: Ctx) -> Response:
     }  # fmt: skip
     found = await ctx.off_loop(merge_requests.comparison, ctx.rt, p.project, mr) if p.can_code else None
     texts = await ctx.off_loop(_rendered, [mr.description, *(note.note for note in notes)])
+    shas = [info.id for info in ([found.head] if found and found.head else []) + (found.commits if found else [])]
+    statuses = _statuses(ctx, p, shas, mr.source_project_id)
     return _render(ctx, "merge_request.html", p, "merge_requests", mr=mr, description=texts[0],
-                   notes=list(zip(notes, texts[1:], strict=True)), comparison=found, buttons=buttons,
+                   notes=list(zip(notes, texts[1:], strict=True)), comparison=found, buttons=buttons, statuses=statuses,
                    collapse_above=COLLAPSE_ABOVE)  # fmt: skip
 
 

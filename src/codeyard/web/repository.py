@@ -13,6 +13,7 @@ from ..api.context import Ctx
 from ..policies import projects as policy
 from ..services import branches as branch_service
 from ..services import repository
+from ..services.ci import pipelines
 from .core import page, render
 from .markup import code, is_binary, is_markdown, markdown
 from .projects import ProjectPage, load
@@ -122,8 +123,16 @@ async def commits_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
     ref, number = ctx.path_params["ref"], _page_number(ctx)
     total, found = await ctx.off_loop(repository.commits, ctx.rt, p.project, ref, (number - 1) * PER_PAGE, PER_PAGE)
-    return _render(ctx, "commits.html", p, "commits", ref=ref, commits=found, page=number,
+    statuses = _statuses(ctx, p, [info.id for info in found])
+    return _render(ctx, "commits.html", p, "commits", ref=ref, commits=found, statuses=statuses, page=number,
                    pages=max(1, math.ceil(total / PER_PAGE)), total=total)  # fmt: skip
+
+
+def _statuses(ctx: Ctx, p: ProjectPage, shas: list[str], project_id: int | None = None) -> dict[str, str]:
+    """sha -> its newest pipeline's status (one query), for those who may read commit statuses."""
+    if not p.can(policy.READ_COMMIT_STATUS):
+        return {}
+    return pipelines.commit_statuses(ctx.session, p.project.id if project_id is None else project_id, shas)
 
 
 def _commit(rt, project, sha: str):
@@ -135,7 +144,8 @@ def _commit(rt, project, sha: str):
 async def commit_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
     info, changes = await ctx.off_loop(_commit, ctx.rt, p.project, ctx.path_params["sha"])
-    return _render(ctx, "commit.html", p, "commits", commit=info, changes=changes, collapse_above=COLLAPSE_ABOVE)
+    return _render(ctx, "commit.html", p, "commits", commit=info, changes=changes, collapse_above=COLLAPSE_ABOVE,
+                   statuses=_statuses(ctx, p, [info.id]))  # fmt: skip
 
 
 COLLAPSE_ABOVE = 20_000  # characters of one file's patch shown open; bigger ones start collapsed

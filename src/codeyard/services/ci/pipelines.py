@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ...db.models import Build, Pipeline, Project, utcnow
@@ -126,6 +126,19 @@ def commit_status(session: Session, project_id: int, sha: str) -> str | None:
     """The CI status of a commit: its newest pipeline's (None without one)."""
     query = select(Pipeline.status).where(Pipeline.project_id == project_id, Pipeline.sha == sha)
     return session.scalar(query.order_by(Pipeline.id.desc()).limit(1))
+
+
+def commit_statuses(session: Session, project_id: int | None, shas) -> dict[str, str]:
+    """sha -> the status of its newest pipeline, for each of SHAS that has one: one query."""
+    wanted = sorted({sha for sha in shas if sha})
+    if project_id is None or not wanted:
+        return {}
+    newest = (
+        select(func.max(Pipeline.id))
+        .where(Pipeline.project_id == project_id, Pipeline.sha.in_(wanted))
+        .group_by(Pipeline.sha)
+    )
+    return dict(session.execute(select(Pipeline.sha, Pipeline.status).where(Pipeline.id.in_(newest))).all())
 
 
 def derived_status(builds: list[Build]) -> str:
