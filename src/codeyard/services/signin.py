@@ -72,13 +72,20 @@ def session_lifetime(session: Session) -> dt.timedelta | None:
     return dt.timedelta(minutes=minutes) if minutes > 0 else None
 
 
-def complete_sign_in(session: Session, user_id: int, kind: str, name: str) -> tuple[User, Token, str]:
-    """Record the sign-in and issue a token of KIND; refuses when password sign-in is disabled."""
+def signing_in(session: Session, user_id: int) -> User:
+    """The user a checked password signs in (API token or web session alike): 401 when password
+    sign-in is disabled or the user is not active."""
     if not settings_service.load(session).signin_enabled:
         raise Unauthorized()
     user = session.get(User, user_id)
     if user is None or user.state != "active":
         raise Unauthorized()
+    return user
+
+
+def complete_sign_in(session: Session, user_id: int, kind: str, name: str) -> tuple[User, Token, str]:
+    """Record the sign-in and issue a token of KIND; refuses when password sign-in is disabled."""
+    user = signing_in(session, user_id)
     now = utcnow()
     session.execute(delete(Token).where(Token.user_id == user.id, Token.expires_at < now))
     users.record_sign_in(user, now)

@@ -121,7 +121,7 @@ def store(session: Session, rt, actor, project: Project, upload) -> Upload:
     directory = project_dir(rt, project.id) / secret
     directory.mkdir(mode=0o700, parents=True)
     on_rollback(session, lambda: shutil.rmtree(directory, ignore_errors=True))
-    size = _copy(upload.file, directory / filename, limit)
+    size = copy_bounded(upload.file, directory / filename, limit)
     if size is None:
         shutil.rmtree(directory, ignore_errors=True)
         raise too_big(megabytes)
@@ -138,7 +138,7 @@ def store(session: Session, rt, actor, project: Project, upload) -> Upload:
     return row
 
 
-def _copy(source, target: Path, limit: int) -> int | None:
+def copy_bounded(source, target: Path, limit: int) -> int | None:
     """Copy SOURCE into a new file TARGET; the size, or None once more than LIMIT bytes came."""
     source.seek(0)
     size = 0

@@ -14,9 +14,7 @@ from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from ..db.models import User, WebSession, utcnow
-from ..errors import Unauthorized
 from . import credentials, signin, users
-from . import settings as settings_service
 from .identity import USER_COLUMNS
 
 SECRET_LENGTH = 32
@@ -32,11 +30,7 @@ USER_BY_SESSION = (
 def start(session: Session, user_id: int) -> tuple[User, str]:
     """Record the sign-in of USER_ID and open a session; returns the user and the cookie's secret.
     Refused (401) when password sign-in is disabled or the user is not active."""
-    if not settings_service.load(session).signin_enabled:
-        raise Unauthorized()
-    user = session.get(User, user_id)
-    if user is None or user.state != "active":
-        raise Unauthorized()
+    user = signin.signing_in(session, user_id)
     now = utcnow()
     session.execute(delete(WebSession).where(WebSession.user_id == user.id, WebSession.expires_at < now))
     users.record_sign_in(user, now)

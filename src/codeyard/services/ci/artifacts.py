@@ -20,11 +20,10 @@ from ...db.hooks import on_commit, on_rollback
 from ...db.models import ApplicationSetting, Build
 from ...errors import BadRequest, NotFound, PayloadTooLarge
 from .. import settings as settings_service
-from ..uploads import sanitize_filename
+from ..uploads import copy_bounded, sanitize_filename
 
 MB = 1024 * 1024
 MULTIPART_SLACK = 64 * 1024
-CHUNK = 1024 * 1024
 DEFAULT_SIZE_MB = ApplicationSetting.__table__.c.max_artifacts_size.default.arg
 _SIZE_SETTING = select(ApplicationSetting.__table__.c.max_artifacts_size).where(
     ApplicationSetting.__table__.c.id == settings_service.SETTINGS_ID
@@ -69,25 +68,13 @@ def store(session: Session, rt, build: Build, upload) -> None:
     target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     temporary = target.with_name(f".{build.id}.{secrets.token_hex(8)}.upload")
     on_rollback(session, lambda: temporary.unlink(missing_ok=True))
-    size = _copy(upload.file, temporary, limit)
+    size = copy_bounded(upload.file, temporary, limit)
     if size is None:
         temporary.unlink(missing_ok=True)
         raise too_large()
     on_commit(session, lambda: os.replace(temporary, target))
     build.artifacts_file = sanitize_filename(upload.filename or "artifacts.zip")
     build.artifacts_size = size
-
-
-def _copy(source, target: Path, limit: int) -> int | None:
-    source.seek(0)
-    size = 0
-    with os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
-        while chunk := source.read(CHUNK):
-            size += len(chunk)
-            if size > limit:
-                return None
-            out.write(chunk)
-    return size
 
 
 def remove(session: Session, rt, build: Build) -> None:
