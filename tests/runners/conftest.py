@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeyard.db.models import Project
+from codeyard.db.models import Build, Project
 from codeyard.services import projects as project_service
 from codeyard.services.ci import runners
 
@@ -52,3 +52,15 @@ def ci(rt) -> CiFactory:
 @pytest.fixture
 def runner_api(rt, api) -> Runners:
     return Runners(rt, api)
+
+
+@pytest.fixture
+def project(projects, alice):
+    return projects.create(alice, name="Demo")
+
+
+def build_row(rt, build_id: int) -> Build:
+    with rt.db.session() as session:
+        build = session.get(Build, build_id)
+        session.expunge(build)
+        return build

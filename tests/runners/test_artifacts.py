@@ -6,25 +6,13 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import update
 
-from codeyard.db.models import ApplicationSetting, Build, Project
+from codeyard.db.models import ApplicationSetting, Project
 from codeyard.services.ci import artifacts
 
 from ..support import make_team
-from .conftest import V1, job
+from .conftest import V1, build_row, job
 
 ZIP = b"PK\x03\x04" + bytes(range(256)) * 8
-
-
-@pytest.fixture
-def project(projects, alice):
-    return projects.create(alice, name="Demo")
-
-
-def build_row(rt, build_id: int) -> Build:
-    with rt.db.session() as session:
-        build = session.get(Build, build_id)
-        session.expunge(build)
-        return build
 
 
 def upload(runner_api, build_id, token, content=ZIP, name="artifacts.zip", path=V1):

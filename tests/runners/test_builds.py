@@ -13,22 +13,10 @@ from codeyard.services import credentials
 from codeyard.services.ci import traces
 
 from ..support import QueryCounter
-from .conftest import V1, job
+from .conftest import V1, build_row, job
 
 FIELDS = {"id", "ref", "tag", "sha", "status", "name", "token", "stage", "project_id", "project_name", "commands",
           "repo_url", "before_sha", "allow_git_fetch", "options", "timeout", "variables", "depends_on_builds"}  # fmt: skip
-
-
-@pytest.fixture
-def project(projects, alice):
-    return projects.create(alice, name="Demo")
-
-
-def build_row(rt, build_id: int) -> Build:
-    with rt.db.session() as session:
-        build = session.get(Build, build_id)
-        session.expunge(build)
-        return build
 
 
 def set_project(rt, project, **values) -> None:

@@ -35,11 +35,6 @@ def assignments(rt) -> list[tuple[int, int]]:
         return [(row.runner_id, row.project_id) for row in session.scalars(select(RunnerProject))]
 
 
-@pytest.fixture
-def project(projects, alice):
-    return projects.create(alice, name="Demo")
-
-
 def test_shared_runner_registers_with_the_registration_token(api, rt):
     token = registration_token(rt)
     response = api.anonymous.post(f"{V1}/runners/register", json={
