@@ -12,12 +12,12 @@ import psycopg
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import bindparam, inspect, select, type_coerce
+from sqlalchemy import bindparam, inspect, select, type_coerce, update
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from codeyard.db import migrate
 from codeyard.db.engine import Database
-from codeyard.db.models import Base, Project, User
+from codeyard.db.models import Base, Project, User, utcnow
 from codeyard.db.models.base import UtcIsoText
 from codeyard.entities.common import iso
 from codeyard.services import credentials, project_reads
@@ -226,3 +226,43 @@ def test_fast_connections_of_ended_threads_never_reach_a_transaction(rt):
     finally:
         for session in sessions:
             session.close()
+
+
+USERNAME_OF = select(User.username).where(User.id == bindparam("id"))
+RENAME = (
+    update(User)
+    .where(User.id == bindparam("id"))
+    .values(username=bindparam("name"), updated_at=bindparam("now"))
+    .returning(User.id)
+)
+
+
+def test_fast_writes_commit_at_the_end_and_roll_back_on_an_error(rt, users):
+    alice = users.create("alice")
+    with rt.db.fast_write() as transaction:
+        assert transaction.first(RENAME, {"id": alice.id, "name": "alicia", "now": utcnow()}) == (alice.id,)
+        assert transaction.first(USERNAME_OF, {"id": alice.id}) == ("alicia",)  # its own change
+    with pytest.raises(RuntimeError), rt.db.fast_write() as transaction:
+        assert transaction.first(RENAME, {"id": alice.id, "name": "other", "now": utcnow()}) == (alice.id,)
+        raise RuntimeError("after the update")
+    with rt.db.session() as session:
+        assert session.scalar(select(User.username).where(User.id == alice.id)) == "alicia"
+    assert rt.db.fast_first(USERNAME_OF, {"id": alice.id}) == ("alicia",)
+
+
+def test_fast_statements_must_give_python_side_defaults_values(rt):
+    with pytest.raises(ValueError, match="updated_at"), rt.db.fast_write() as transaction:
+        transaction.rowcount(update(User).where(User.id == bindparam("id")).values(username="x"), {"id": 1})
+
+
+def test_a_fast_write_holds_sqlites_write_lock_until_it_ends(rt, users):
+    if not rt.db.is_sqlite:
+        pytest.skip("SQLite only")
+    other = sqlite3.connect(rt.db.engine.url.database, timeout=0, isolation_level=None)
+    try:
+        with rt.db.fast_write(), pytest.raises(sqlite3.OperationalError, match="locked"):
+            other.execute("BEGIN IMMEDIATE")
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+    finally:
+        other.close()

@@ -1,5 +1,6 @@
 """20 runners polling at once over 200 pending builds: every build handed out exactly once
-(SQLite and PostgreSQL: each thread has its own connections, as separate server processes would)."""
+(SQLite and PostgreSQL: each thread has its own connections, as separate server processes would),
+by the lean claim on the fast connection and by the claim in a session (projects with build hooks)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import threading
 import time
 from collections import Counter
 
+import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
 from codeyard.db.models import Build
-from codeyard.services.ci import builds, queue, runners
+from codeyard.services.ci import builds, handout, queue, runners
 
 from .conftest import job
 
@@ -21,7 +23,23 @@ JOBS = 20
 RETRIES = 20
 
 
-def test_twenty_runners_take_two_hundred_builds_once_each(runner_api, ci, rt, projects, alice):
+def claim_in_session(rt, runner) -> int | None:
+    with rt.db.transaction() as session:
+        claimed = queue.claim(session, rt.db, runner)
+        if claimed is None:
+            return None
+        builds.started(session, rt, claimed.build)
+        return claimed.build.id
+
+
+def claim_lean(rt, runner) -> int | None:
+    job = handout.next_job(rt.db, runner)
+    assert job is not handout.HOOKED
+    return None if job is None else job.build.id
+
+
+@pytest.mark.parametrize("claim", [claim_lean, claim_in_session], ids=["lean", "session"])
+def test_twenty_runners_take_two_hundred_builds_once_each(runner_api, ci, rt, projects, alice, claim):
     project = projects.create(alice, name="Busy")
     for n in range(PIPELINES):
         ci.pipeline(project, [job(f"job{i}") for i in range(JOBS)], sha=f"{n:040x}")
@@ -38,12 +56,9 @@ def test_twenty_runners_take_two_hundred_builds_once_each(runner_api, ci, rt, pr
             failures = 0
             while True:
                 try:
-                    with rt.db.transaction() as session:
-                        claimed = queue.claim(session, rt.db, runner)
-                        if claimed is None:
-                            return
-                        builds.started(session, rt, claimed.build)
-                        build_id = claimed.build.id
+                    build_id = claim(rt, runner)
+                    if build_id is None:
+                        return
                 except OperationalError:
                     # A busy machine: a lock wait past the busy timeout, or a server out of
                     # connections. The transaction rolled back and claimed nothing; poll again, as

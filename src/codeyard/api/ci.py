@@ -18,7 +18,7 @@ from ..db.models.ci import FAILED, RUNNING, SUCCESS
 from ..entities import runners as runner_entities
 from ..entities.runners import Registration, RunnerJob, RunnerRecord, TempPath
 from ..errors import BadRequest, CodeyardError, Forbidden, NotFound, PayloadTooLarge, RecordNotFound
-from ..services.ci import artifacts, builds, queue, runners, traces
+from ..services.ci import artifacts, builds, handout, queue, runners, traces
 from .bodies import BodyStream
 from .context import Ctx
 from .params import Any_, File, Int, Str
@@ -133,22 +133,31 @@ def delete_runner(ctx: Ctx) -> RunnerRecord:
     summary="Hand the oldest pending build this runner may take to it (201 with the job; 404 when none)",
 )  # fmt: skip
 def register_build(ctx: Ctx) -> RunnerJob:
-    runner = ctx.runner
-    runners.contact(ctx.session, runner, _info(ctx))
-    claimed = queue.claim(ctx.session, ctx.rt.db, runner) if runner.active else None
-    if claimed is None:
-        ctx.commit()  # the contact stays recorded
+    runner, db = ctx.runner, ctx.rt.db
+    runners.contact(db, runner, _info(ctx))
+    found = handout.next_job(db, runner) if runner.active else None
+    if found is handout.HOOKED:
+        found = _claim_in_session(ctx, runner)
+    if found is None:
         raise NotFound()
+    return _runner_job(ctx, found)
+
+
+def _claim_in_session(ctx: Ctx, runner) -> handout.Job | None:
+    """The claim in the request's session, so that its Build Hook is enqueued in its transaction."""
+    claimed = queue.claim(ctx.session, ctx.rt.db, runner)
+    if claimed is None:
+        return None
     builds.started(ctx.session, ctx.rt, claimed.build)
-    return _job(ctx, claimed.build, claimed.token)
+    return handout.job_in(ctx.session, claimed.build.id, claimed.token)
 
 
-def _job(ctx: Ctx, build: Build, token: str) -> RunnerJob:
-    parts = queue.job_parts(ctx.session, build)
-    depends = [runner_entities.dependency(b, parts.project, token) for b in parts.dependencies]
+def _runner_job(ctx: Ctx, job: handout.Job) -> RunnerJob:
+    build, project, token = job.build, job.project, job.token
+    depends = [runner_entities.dependency(b, project, token) for b in job.dependencies]
     return runner_entities.runner_job(
-        build, parts.project, token=token, base_url=ctx.base_url, before_sha=parts.before_sha,
-        yaml_variables=parts.yaml_variables, depends_on=depends,
+        build, project, token=token, base_url=ctx.base_url, before_sha=project.before_sha,
+        yaml_variables=queue.variable_pairs(build.yaml_variables), depends_on=depends,
     )  # fmt: skip
 
 
@@ -240,7 +249,7 @@ def authorize_artifacts(ctx: Ctx) -> TempPath:
 def upload_artifacts(ctx: Ctx) -> RunnerJob:
     build = running_build(ctx)
     artifacts.store(ctx.session, ctx.rt, build, ctx.args.get("file"))
-    return _job(ctx, build, build_token(ctx))
+    return _runner_job(ctx, handout.job_in(ctx.session, build.id, build_token(ctx)))
 
 
 @runner_route("GET", "/builds/:id/artifacts", params=(Str("token", verbatim=True),),
@@ -266,5 +275,4 @@ def artifacts_response(ctx: Ctx, build: Build) -> FileResponse:
 def delete_artifacts(ctx: Ctx) -> RunnerJob:
     build = running_build(ctx)
     artifacts.remove(ctx.session, ctx.rt, build)
-    return _job(ctx, build, build_token(ctx))
-
+    return _runner_job(ctx, handout.job_in(ctx.session, build.id, build_token(ctx)))

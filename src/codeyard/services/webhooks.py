@@ -71,10 +71,17 @@ def trigger_all(session: Session, project_id: int, fired: list[tuple[str, dict]]
 
 def has_hooks_for(session: Session, project_id: int, flag: str) -> bool:
     """Whether an enabled hook of the project has FLAG on (so a payload is worth building)."""
-    query = select(ProjectHook.id).where(
-        ProjectHook.project_id == project_id, ProjectHook.disabled_at.is_(None), getattr(ProjectHook, flag).is_(True)
+    return session.scalar(select(ProjectHook.id).where(*enabled_with(flag, project_id)).limit(1)) is not None
+
+
+def enabled_with(flag: str, project_id) -> tuple:
+    """The conditions on project_hooks of an enabled hook of PROJECT_ID (a value or a column) with
+    FLAG on."""
+    return (
+        ProjectHook.project_id == project_id,
+        ProjectHook.disabled_at.is_(None),
+        getattr(ProjectHook, flag).is_(True),
     )
-    return session.scalar(query.limit(1)) is not None
 
 
 def enqueue(session: Session, hook_id: int, event: str, body: str, delivery: str | None = None,

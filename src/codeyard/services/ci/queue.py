@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from sqlalchemy import Integer, bindparam, select, text, update
 from sqlalchemy.orm import Session
 
-from ...db.models import ApplicationSetting, Build, Pipeline, Project, utcnow
-from ...db.models.base import JsonList
+from ...db.models import ApplicationSetting, Build, utcnow
+from ...db.models.base import JsonList, UtcDateTime
 from ...db.models.ci import PENDING, RUNNING
 from .. import credentials
 from .. import settings as settings_service
@@ -64,6 +64,58 @@ def fits(build_tags, runner_tags) -> bool:
     return set(build_tags or ()) <= set(runner_tags or ())
 
 
+# What a claim returns of the build: every column its Runner job shows.
+JOB_COLUMNS = tuple(
+    _builds.c[name]
+    for name in ("id", "project_id", "pipeline_id", "stage_idx", "ref", "tag", "sha", "status", "name", "stage",
+                 "commands", "options", "yaml_variables", "artifacts_file", "artifacts_size")
+)  # fmt: skip
+
+
+def _claim_statement(skip_locked: bool):
+    """Move build `:build` to running for `:runner` if it is still queued, returning JOB_COLUMNS.
+    With SKIP_LOCKED (PostgreSQL) a row another claim holds is passed over at once instead of
+    waited for, so racing runners spread over the queue rather than queueing behind its head."""
+    queued = (_builds.c.status == PENDING, _builds.c.runner_id.is_(None))
+    target = _builds.c.id == bindparam("build", type_=Integer)
+    if skip_locked:
+        locked = select(_builds.c.id).where(target, *queued).with_for_update(skip_locked=True)
+        target = _builds.c.id == locked.scalar_subquery()
+    now = bindparam("now", type_=UtcDateTime)
+    values = {"status": RUNNING, "runner_id": bindparam("runner", type_=Integer), "token_digest": bindparam("digest"),
+              "started_at": now, "updated_at": now}  # fmt: skip
+    return update(_builds).where(target, *queued).values(**values).returning(*JOB_COLUMNS)
+
+
+CLAIM = {skip_locked: _claim_statement(skip_locked) for skip_locked in (True, False)}
+
+
+def candidates(db, runner):
+    """The ids of the queued builds RUNNER may take, oldest first, read a batch at a time outside
+    any transaction (the thread's autocommit connection: an idle poll takes no lock and no pooled
+    connection); each batch twice the last, up to MAX_BATCH, so that a long queue of builds this
+    runner cannot take costs a few statements. Nothing when RUNNER is shared and the instance
+    turned shared runners off."""
+    if runner.is_shared:
+        enabled = db.fast_first(SHARED_ENABLED, {})
+        if enabled is not None and not enabled[0]:
+            return
+    query = CANDIDATES[(bool(runner.is_shared), db.is_sqlite)]
+    after, limit = 0, BATCH
+    while True:
+        batch = db.fast_all(query, {"after": after, "limit": limit, "runner": runner.id})
+        for build_id, tags in batch:
+            if fits(tags, runner.tag_list):
+                yield build_id
+        if len(batch) < limit:
+            return
+        after, limit = batch[-1][0], min(limit * 2, MAX_BATCH)
+
+
+def claim_params(build_id: int, runner_id: int, token: str) -> dict:
+    return {"build": build_id, "runner": runner_id, "digest": credentials.digest(token), "now": utcnow()}
+
+
 @dataclass(frozen=True)
 class Claimed:
     build: Build
@@ -71,73 +123,14 @@ class Claimed:
 
 
 def claim(session: Session, db, runner) -> Claimed | None:
-    """Move the oldest build RUNNER may take to running and assign it; None when there is none.
-
-    SESSION is the request's write transaction; the candidates are read outside it (the thread's
-    autocommit connection: an idle poll takes no lock and no pooled connection), a batch at a
-    time (each twice the last, up to MAX_BATCH, so a long queue of builds this runner cannot take
-    costs a few statements); the build's token is new and only its digest kept.
-    """
-    if runner.is_shared:
-        enabled = db.fast_first(SHARED_ENABLED, {})
-        if enabled is not None and not enabled[0]:
-            return None
-    query = CANDIDATES[(bool(runner.is_shared), db.is_sqlite)]
-    after, limit = 0, BATCH
-    while True:
-        batch = db.fast_all(query, {"after": after, "limit": limit, "runner": runner.id})
-        for build_id, tags in batch:
-            if fits(tags, runner.tag_list):
-                token = credentials.new_secret()
-                if _take(session, build_id, runner.id, token, skip_locked=not db.is_sqlite):
-                    return Claimed(session.get(Build, build_id, populate_existing=True), token)
-        if len(batch) < limit:
-            return None
-        after, limit = batch[-1][0], min(limit * 2, MAX_BATCH)
-
-
-def _take(session: Session, build_id: int, runner_id: int, token: str, skip_locked: bool) -> bool:
-    """Claim BUILD_ID if it is still queued. With SKIP_LOCKED (PostgreSQL) a row another claim
-    holds is passed over at once instead of waited for, so racing runners spread over the queue
-    rather than queueing behind its head."""
-    queued = (Build.status == PENDING, Build.runner_id.is_(None))
-    target = Build.id == build_id
-    if skip_locked:
-        locked = select(Build.id).where(Build.id == build_id, *queued).with_for_update(skip_locked=True)
-        target = Build.id == locked.scalar_subquery()
-    result = session.execute(
-        update(Build)
-        .where(target, *queued)
-        .values(status=RUNNING, runner_id=runner_id, token_digest=credentials.digest(token), started_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
-    return result.rowcount == 1
-
-
-# --- what the runner is told ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class JobParts:
-    project: Project
-    before_sha: str | None
-    yaml_variables: list[tuple[str, str]]
-    dependencies: list[Build]
-
-
-def job_parts(session: Session, build: Build) -> JobParts:
-    """What a Runner job is made of beside the build: its project, the pipeline's before sha, the
-    YAML variables as pairs, and the latest builds of the earlier stages of its pipeline."""
-    project = session.get(Project, build.project_id)
-    before_sha = session.scalar(select(Pipeline.before_sha).where(Pipeline.id == build.pipeline_id))
-    dependencies = []
-    if build.stage_idx > 0:  # nothing comes before the first stage
-        dependencies = session.scalars(
-            select(Build)
-            .where(Build.pipeline_id == build.pipeline_id, Build.stage_idx < build.stage_idx, Build.retried.is_(False))
-            .order_by(Build.stage_idx, Build.id)
-        ).all()
-    return JobParts(project, before_sha, variable_pairs(build.yaml_variables), list(dependencies))
+    """Move the oldest build RUNNER may take to running and assign it, in SESSION's transaction;
+    None when there is none. The build's token is new and only its digest kept."""
+    statement = CLAIM[not db.is_sqlite]
+    for build_id in candidates(db, runner):
+        token = credentials.new_secret()
+        if session.execute(statement, claim_params(build_id, runner.id, token)).first() is not None:
+            return Claimed(session.get(Build, build_id, populate_existing=True), token)
+    return None
 
 
 def variable_pairs(stored) -> list[tuple[str, str]]:

@@ -17,10 +17,11 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import Integer, String, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from ...db.models import ApplicationSetting, Project, Runner, RunnerProject, utcnow
+from ...db.models.base import UtcDateTime
 from ...errors import Forbidden
 from .. import credentials
 from .. import settings as settings_service
@@ -147,10 +148,24 @@ def lookup(db, token) -> object | None:
     return db.fast_first(RUNNER_BY_TOKEN, {"digest": credentials.digest(token)})
 
 
-def contact(session: Session, runner, info: dict) -> None:
+CONTACTED = (
+    update(_runners)
+    .where(_runners.c.id == bindparam("runner", type_=Integer))
+    .values(
+        contacted_at=bindparam("now", type_=UtcDateTime),
+        updated_at=bindparam("now", type_=UtcDateTime),
+        **{name: bindparam(f"info_{name}", type_=String) for name in INFO_FIELDS},
+    )
+)
+
+
+def contact(db, runner, info: dict) -> None:
     """Record that RUNNER called: `contacted_at` when it is older than CONTACT_INTERVAL, and its
-    info when it changed; nothing is written otherwise."""
-    changes = {name: info[name] for name in INFO_FIELDS if name in info and info[name] != getattr(runner, name)}
+    info when it changed; nothing is written otherwise. Its own short transaction on the fast
+    connection, committed at once (a poll that gets nothing still leaves it recorded)."""
+    changed = any(name in info and info[name] != getattr(runner, name) for name in INFO_FIELDS)
     now = utcnow()
-    if runner.contacted_at is None or now - runner.contacted_at >= CONTACT_INTERVAL or changes:
-        session.execute(update(Runner).where(Runner.id == runner.id).values(contacted_at=now, **changes))
+    if runner.contacted_at is None or now - runner.contacted_at >= CONTACT_INTERVAL or changed:
+        values = {f"info_{name}": info.get(name, getattr(runner, name)) for name in INFO_FIELDS}
+        with db.fast_write() as transaction:
+            transaction.rowcount(CONTACTED, {"runner": runner.id, "now": now, **values})
