@@ -11,6 +11,17 @@ def test_new_secrets_are_random_alphanumeric():
     assert all(len(s) == 20 and s.isalnum() for s in secrets)
 
 
+def test_every_character_of_a_secret_ranges_over_the_whole_alphabet():
+    secrets = [credentials.new_secret() for _ in range(3000)]
+    for position in range(20):
+        assert {s[position] for s in secrets} == set(credentials.TOKEN_ALPHABET)
+
+
+def test_derived_secrets_are_what_they_were():
+    # The digests of tokens derived before are stored: the spelling must never change.
+    assert credentials.derived_secret(b"k" * 32, "runners-token:1") == "bMbnrFxfbCoiHdoh2XrT"
+
+
 def test_password_hasher_with_production_cost():
     hasher = credentials.PasswordHasher()
     digest = hasher.hash("correct horse")

@@ -26,13 +26,19 @@ OAUTH = "oauth"
 
 
 def new_secret(length: int = TOKEN_LENGTH) -> str:
-    return "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(length))
+    """LENGTH characters of TOKEN_ALPHABET, every string equally likely: one random number below
+    62**LENGTH spelled in base 62 (one read of the system's randomness, not one per character)."""
+    return _spell(secrets.randbelow(len(TOKEN_ALPHABET) ** length), length)
 
 
 def derived_secret(key: bytes, label: str, length: int = TOKEN_LENGTH) -> str:
     """A token computed from KEY and LABEL (HMAC-SHA256 spelled in TOKEN_ALPHABET): the same
     every time, so it can be shown again while only its digest is stored."""
-    number = int.from_bytes(hmac.new(key, label.encode(), hashlib.sha256).digest(), "big")
+    return _spell(int.from_bytes(hmac.new(key, label.encode(), hashlib.sha256).digest(), "big"), length)
+
+
+def _spell(number: int, length: int) -> str:
+    """The LENGTH lowest base-62 digits of NUMBER in TOKEN_ALPHABET, lowest first."""
     chars = []
     for _ in range(length):
         number, index = divmod(number, len(TOKEN_ALPHABET))

@@ -36,9 +36,15 @@ def _candidates(shared: bool, sqlite: bool):
 
     The queue's predicate is spelled as the partial index's own (literals, not parameters), and
     SQLite is told to use that index: without statistics it prefers the runner_id index, which
-    also holds every build canceled before it ran.
+    also holds every build canceled before it ran. An empty tag list is read as NULL: most builds
+    have none, and a batch of them then costs no JSON decoding.
     """
     hint = " INDEXED BY ix_ci_builds_queue" if sqlite else ""
+    tags = (
+        "NULLIF(ci_builds.tag_list, '[]')"
+        if sqlite
+        else "CASE WHEN json_array_length(ci_builds.tag_list) = 0 THEN NULL ELSE ci_builds.tag_list END"
+    )
     serves = (
         "AND projects.shared_runners_enabled"
         if shared
@@ -46,7 +52,7 @@ def _candidates(shared: bool, sqlite: bool):
         " AND ci_runner_projects.project_id = ci_builds.project_id)"
     )
     return text(
-        f"SELECT ci_builds.id, ci_builds.tag_list FROM ci_builds{hint}"
+        f"SELECT ci_builds.id, {tags} AS tag_list FROM ci_builds{hint}"
         " JOIN projects ON projects.id = ci_builds.project_id"
         " WHERE ci_builds.status = 'pending' AND ci_builds.runner_id IS NULL AND ci_builds.id > :after"
         f" AND projects.builds_enabled {serves} ORDER BY ci_builds.id LIMIT :limit"
