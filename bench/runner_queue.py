@@ -4,11 +4,15 @@ being handed the push's build.
 
 Seeds the builds directly (rows, not pushes), starts codeyard under uvicorn (as bench/api_floor.py
 does) and drives it with wrk: every request claims a build (201), so the rounds are sized to stay
-within the 10,000 pending builds. Then pushes a commit with a `.gitlab-ci.yml` over HTTP while a
+within the 10,000 pending builds, and the claimed builds are put back in the queue (pending, their
+pipelines as seeded) before every round, so each round starts from the same queue. Each connection
+count given (default 4, then 1: one connection's p99 is the pure latency; with 4 on one worker
+requests queue behind each other) gets its own table, with ratios against the floor and the
+server's CPU per request. Then pushes a commit with a `.gitlab-ci.yml` over HTTP while a
 runner polls in a tight loop, PUSHES times, and prints how long the build took to reach it.
 Goals: p99 <= 10 ms for register; push to pickup <= 1 s.
 
-    .venv/bin/python bench/runner_queue.py [--seconds 3] [--rounds 3] [--connections 4] [--pushes 10]
+    .venv/bin/python bench/runner_queue.py [--seconds 3] [--rounds 3] [--connections 4,1] [--pushes 10]
         [--postgres postgresql+psycopg://postgres@127.0.0.1:5432/test]
 
 wrk is installed with apt-get when missing.
@@ -34,8 +38,8 @@ from common import (
     ROOT,
     clean_git_env,
     codeyard_env,
+    cpu_seconds,
     ensure_wrk,
-    print_table,
     start_floor,
     stop,
     uvicorn_command,
@@ -91,6 +95,20 @@ with rt.db.transaction() as session:
 print(token, registration, pushed_token)
 """
 
+# The builds the rounds claimed go back to the queue, their pipelines back to the seeded status.
+REQUEUE = """
+from sqlalchemy import update
+from codeyard import config
+from codeyard.db.engine import Database
+from codeyard.db.models import Build, Pipeline
+db = Database(config.load().database_url)
+with db.transaction() as session:
+    session.execute(update(Build).where(Build.status == "running").values(
+        status="pending", runner_id=None, token_digest=None, started_at=None))
+    session.execute(update(Pipeline).where(Pipeline.status == "running").values(status="success", finished_at=None))
+db.dispose()
+"""
+
 POST_SCRIPT = """
 wrk.method = "POST"
 wrk.body = '{{"token": "{token}"}}'
@@ -114,6 +132,30 @@ def run_wrk_post(wrk: str, url: str, script: Path, seconds: int, connections: in
         "p99_ms": _ms(re.search(r"99%\s+([\d.]+)(us|ms|s)", output)),
         "requests": int(re.search(r"(\d+) requests in", output).group(1)),
     }
+
+
+def measure(args, wrk: str, env: dict, script: Path, floor_base: str, url: str, pid: int, connections: int) -> dict:
+    """ROUNDS rounds of the floor and of codeyard at CONNECTIONS, each codeyard round from the
+    seeded queue; codeyard's rounds carry the server's CPU milliseconds per request."""
+    runs: dict[str, list] = {"floor": [], "codeyard": []}
+    for _ in range(args.rounds):
+        runs["floor"].append(run_wrk_post(wrk, floor_base + "/ci/api/v1/builds/register", script, args.seconds, connections))
+        subprocess.run([PYTHON, "-c", REQUEUE], env=env, check=True)
+        before = cpu_seconds(pid)
+        run = run_wrk_post(wrk, url, script, args.seconds, connections)
+        run["cpu_ms"] = (cpu_seconds(pid) - before) * 1000 / run["requests"]
+        runs["codeyard"].append(run)
+    return runs
+
+
+def print_ratios(title: str, rows: dict[str, dict]) -> None:
+    floor = rows["floor"]
+    print(f"\n{title}")
+    print(f"{'':12s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'floor/req/s':>12s} {'p99/floor':>10s} {'CPU ms/req':>11s}")
+    for name, r in rows.items():
+        cpu = f"{r['cpu_ms']:11.2f}" if "cpu_ms" in r else f"{'':11s}"
+        print(f"{name:12s} {r['rps']:8.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f} {floor['rps'] / r['rps']:12.1f} "
+              f"{r['p99_ms'] / floor['p99_ms']:10.1f} {cpu}")  # fmt: skip
 
 
 def _ms(match) -> float:
@@ -182,7 +224,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--connections", type=int, default=4)
+    parser.add_argument("--connections", type=lambda v: [int(c) for c in v.split(",")], default=[4, 1],
+                        help="wrk connection counts, comma separated (default 4,1)")  # fmt: skip
     parser.add_argument("--pushes", type=int, default=10)
     parser.add_argument("--postgres", default=None, help="run on a new schema of this PostgreSQL server instead of SQLite")
     args = parser.parse_args()
@@ -213,11 +256,8 @@ def main() -> None:
                 assert sample.status_code == 201, sample.text
                 floor, floor_base = start_floor(Path(tmp), sample.content, env)
                 servers.append(floor)
-                results: dict[str, list] = {"floor": [], "codeyard": []}
-                for _ in range(args.rounds):
-                    results["floor"].append(run_wrk_post(wrk, floor_base + "/ci/api/v1/builds/register", script, args.seconds, args.connections))
-                    results["codeyard"].append(run_wrk_post(wrk, url, script, args.seconds, args.connections))
-                claimed = 1 + sum(r["requests"] for r in results["codeyard"])
+                results = {connections: measure(args, wrk, env, script, floor_base, url, servers[0].pid, connections)
+                           for connections in args.connections}  # fmt: skip
                 specific = register_runner(base, pushed_token)
                 pickups = push_to_pickup(base, user_token, specific, Path(tmp), args.pushes)
             finally:
@@ -226,16 +266,19 @@ def main() -> None:
             if schema:
                 drop_schema(args.postgres, schema)
 
-    best = {name: min(runs, key=lambda r: r["p99_ms"]) for name, runs in results.items()}
-    print_table(f"POST /ci/api/v1/builds/register ({backend}; {FINISHED} finished, {PENDING} pending; "
-                f"wrk -c{args.connections}, best p99 of {args.rounds} x {args.seconds}s)", best)  # fmt: skip
-    print("all rounds (p50/p99 ms):", {name: [(r["p50_ms"], r["p99_ms"]) for r in runs] for name, runs in results.items()})
+    for connections, runs in results.items():
+        best = {name: min(rounds, key=lambda r: r["p99_ms"]) for name, rounds in runs.items()}
+        print_ratios(f"POST /ci/api/v1/builds/register ({backend}; {FINISHED} finished, {PENDING} pending; "
+                     f"wrk -c{connections}, best p99 of {args.rounds} x {args.seconds}s)", best)  # fmt: skip
+        print("all rounds (p50/p99 ms):", {name: [(r["p50_ms"], r["p99_ms"]) for r in rounds] for name, rounds in runs.items()})
+    claimed = sum(r["requests"] for runs in results.values() for r in runs["codeyard"])
     print(f"builds handed out: {claimed} (every codeyard request claimed one)")
     push_times, from_start, from_end = ([row[i] for row in pickups] for i in range(3))
     print(f"over {len(pickups)} pushes (goal <= 1 s): git push took median {statistics.median(push_times):.3f} s; "
           f"push start -> build handed out median {statistics.median(from_start):.3f} s (max {max(from_start):.3f}); "
           f"push end -> handed out median {statistics.median(from_end) * 1000:.1f} ms (max {max(from_end) * 1000:.1f})")
-    print(json.dumps({"register": best, "push_s": [round(t, 3) for t in push_times], "pickup_s": [round(t, 3) for t in from_start]}))
+    print(json.dumps({"register": {c: {n: min(r, key=lambda x: x["p99_ms"]) for n, r in runs.items()} for c, runs in results.items()},
+                      "push_s": [round(t, 3) for t in push_times], "pickup_s": [round(t, 3) for t in from_start]}))
 
 
 if __name__ == "__main__":
