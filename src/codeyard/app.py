@@ -11,6 +11,7 @@ that can take long (password hashing, git) goes to threads or subprocesses from 
 
 from __future__ import annotations
 
+import gc
 import inspect
 import logging
 
@@ -161,5 +162,11 @@ def create_app(config: config_module.Config | None = None) -> CodeyardApp:
     config = config or config_module.load()
     datadir.restrict_umask()
     logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return CodeyardApp(Runtime(config), build_router())
+    app = CodeyardApp(Runtime(config), build_router())
+    # What start-up built (models, routes, compiled statements) lives as long as the process: kept
+    # out of the collector's generations, a full collection no longer walks it (a pause of about
+    # 100 ms every few thousand requests, measured on the runner register path).
+    gc.collect()
+    gc.freeze()
+    return app
 
