@@ -52,7 +52,7 @@ PROJECTS = 100
 
 SEED = f"""
 import datetime as dt
-from sqlalchemy import insert
+from sqlalchemy import insert, text
 from codeyard import config
 from codeyard.db import migrate
 from codeyard.db.models import Build, Pipeline
@@ -92,6 +92,9 @@ with rt.db.transaction() as session:
             rows = []
     if rows:
         session.execute(insert(Build), rows)
+if not rt.db.is_sqlite:  # the pipelines were given their ids: the pushes' pipelines come after them
+    with rt.db.transaction() as session:
+        session.execute(text("SELECT setval(pg_get_serial_sequence('ci_pipelines', 'id'), (SELECT max(id) FROM ci_pipelines))"))
 print(token, registration, pushed_token)
 """
 
