@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from sqlalchemy import Integer, bindparam, select, text, update
 from sqlalchemy.orm import Session
 
-from ...db.models import ApplicationSetting, Build, utcnow
+from ...db.models import Build, utcnow
 from ...db.models.base import JsonList, UtcDateTime
 from ...db.models.ci import PENDING, RUNNING
 from .. import credentials
@@ -32,7 +32,8 @@ MAX_BATCH = 1024
 
 def _candidates(shared: bool, sqlite: bool):
     """Queued builds (id, tag_list) of the projects a shared or specific runner serves, from id
-    `:after` on, `:limit` of them, oldest first.
+    `:after` on, `:limit` of them, oldest first; for a shared runner none when the instance turned
+    shared runners off (asked in the same statement: one round trip less on every poll).
 
     The queue's predicate is spelled as the partial index's own (literals, not parameters), and
     SQLite is told to use that index: without statistics it prefers the runner_id index, which
@@ -46,7 +47,8 @@ def _candidates(shared: bool, sqlite: bool):
         else "CASE WHEN json_array_length(ci_builds.tag_list) = 0 THEN NULL ELSE ci_builds.tag_list END"
     )
     serves = (
-        "AND projects.shared_runners_enabled"
+        "AND projects.shared_runners_enabled AND NOT EXISTS (SELECT 1 FROM application_settings"
+        f" WHERE application_settings.id = {settings_service.SETTINGS_ID} AND NOT application_settings.shared_runners_enabled)"
         if shared
         else "AND EXISTS (SELECT 1 FROM ci_runner_projects WHERE ci_runner_projects.runner_id = :runner"
         " AND ci_runner_projects.project_id = ci_builds.project_id)"
@@ -60,9 +62,6 @@ def _candidates(shared: bool, sqlite: bool):
 
 
 CANDIDATES = {(shared, sqlite): _candidates(shared, sqlite) for shared in (True, False) for sqlite in (True, False)}
-SHARED_ENABLED = select(ApplicationSetting.__table__.c.shared_runners_enabled).where(
-    ApplicationSetting.__table__.c.id == settings_service.SETTINGS_ID
-)
 
 
 def fits(build_tags, runner_tags) -> bool:
@@ -100,12 +99,7 @@ def candidates(db, runner):
     """The ids of the queued builds RUNNER may take, oldest first, read a batch at a time outside
     any transaction (the thread's autocommit connection: an idle poll takes no lock and no pooled
     connection); each batch twice the last, up to MAX_BATCH, so that a long queue of builds this
-    runner cannot take costs a few statements. Nothing when RUNNER is shared and the instance
-    turned shared runners off."""
-    if runner.is_shared:
-        enabled = db.fast_first(SHARED_ENABLED, {})
-        if enabled is not None and not enabled[0]:
-            return
+    runner cannot take costs a few statements."""
     query = CANDIDATES[(bool(runner.is_shared), db.is_sqlite)]
     after, limit = 0, BATCH
     while True:
