@@ -107,13 +107,21 @@ def test_main_flows_in_a_browser(live, users, projects, rt, tmp_path, browser, s
 
 
 WATCHED = """\
+stages: [build, test]
 watched:
+  stage: build
   script:
     - echo "step one"
     - sleep 6
     - echo "step two" | tee out.txt
   artifacts:
     paths: [out.txt]
+lint:
+  stage: build
+  script: [echo lint]
+check:
+  stage: test
+  script: [cat out.txt]
 """
 
 TRACE = "document.getElementById('build-trace').textContent"
@@ -131,9 +139,9 @@ def test_watch_a_build_in_a_browser(live, runner, pusher, project, owner, browse
     pusher.push()
 
     def started():
-        found = api.get(f"/projects/{project.id}/builds").json()
-        trace = api.get(f"/projects/{project.id}/builds/{found[0]['id']}/trace").text if found else ""
-        return "step one" in trace and found[0]
+        found = {b["name"]: b for b in api.get(f"/projects/{project.id}/builds").json()}
+        watched = found.get("watched")
+        return watched and "step one" in api.get(f"/projects/{project.id}/builds/{watched['id']}/trace").text and watched
 
     build = wait_for(started, "the job to print its first line", runner)
     browser.open(f"{url}/builds/{build['id']}")
@@ -155,10 +163,19 @@ def test_watch_a_build_in_a_browser(live, runner, pusher, project, owner, browse
 
     browser.open(f"{url}/builds/{build['id']}")  # once finished, the page shows the artifacts
     link = f"a[href='/{project.path_with_namespace}/builds/{build['id']}/artifacts/download']"
-    fetched = browser.evaluate(f"fetch(document.querySelector({link!r}).href).then(r => r.arrayBuffer().then(b => [r.status, b.byteLength]))")
-    assert fetched[0] == 200 and fetched[1] > 0
+    fetched = browser.evaluate(f"fetch(document.querySelector({link!r}).href).then(r => r.arrayBuffer()"
+                               ".then(b => [r.status, String.fromCharCode(...new Uint8Array(b.slice(0, 2)))]))")  # fmt: skip
+    assert fetched == [200, "PK"]  # the zip the runner uploaded
+
+    def all_passed():
+        builds = api.get(f"/projects/{project.id}/builds").json()
+        return len(builds) == 3 and all(b["status"] == "success" for b in builds)
+
+    wait_for(all_passed, "the test stage to pass", runner)
     browser.click("dd a[href*='/pipelines/']")
-    assert "Pipeline #" in browser.text() and "watched" in browser.text() and "success" in browser.text()
+    stages = browser.evaluate("[...document.querySelectorAll('.stage h4')].map(h => h.textContent.trim())")
+    assert stages == ["success build", "success test"], stages
+    assert all(name in browser.text() for name in ("Pipeline #", "watched", "lint", "check"))
     shots(browser, "pipeline")
 
 
