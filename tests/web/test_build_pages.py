@@ -194,13 +194,13 @@ def test_commit_status_badges_show_the_newest_pipeline(rt, setup, browser_for, t
     setup.ci.finish(setup.ci.builds(newer)["again"].id, "success")
     page = client.get(f"{setup.url}/commit/{setup.sha}").text
     assert _badge("success") in page and _badge("failed") not in page
-    assert f'href="{setup.url}/builds"' in page
+    assert f'href="{setup.url}/commit/{setup.sha}/builds"' in page
     # Without read_build (public_builds off, a non-member of an internal project) the status shows, unlinked.
     with rt.db.transaction() as session:
         project = session.get(Project, setup.project.id)
         project.visibility_level, project.public_builds = INTERNAL, False
     outsider = browser_for(setup.team.user("outsider")).get(f"{setup.url}/commit/{setup.sha}").text
-    assert f'<span {_badge("success")}' in outsider and f'href="{setup.url}/builds"' not in outsider
+    assert f'<span {_badge("success")}' in outsider and "/commit/" + setup.sha + "/builds" not in outsider
 
 
 def test_commits_page_asks_for_statuses_once(rt, setup, browser_for):

@@ -16,7 +16,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ...db.models import Build, Pipeline, Project, utcnow
+from ...db.models import Build, Pipeline, Project, is_id, utcnow
 from ...db.models.ci import (
     ALWAYS,
     CANCELED,
@@ -29,6 +29,7 @@ from ...db.models.ci import (
     SKIPPED,
     SUCCESS,
 )
+from ...errors import NotFound
 from ...git import content, repo
 from ...git.refs import HEADS, TAGS, ZERO_SHA
 from . import config as ci_config
@@ -229,3 +230,31 @@ def create_build(session: Session, pipeline: Pipeline, job: dict, user_id: int |
     )
     session.add(build)
     return build
+
+
+# --- reading (the pipeline pages) ------------------------------------------------------------------
+
+
+def find(session: Session, project_id: int, pipeline_id: int) -> Pipeline:
+    """The project's pipeline PIPELINE_ID; NotFound otherwise."""
+    found = session.get(Pipeline, pipeline_id) if is_id(pipeline_id) else None
+    if found is None or found.project_id != project_id:
+        raise NotFound()
+    return found
+
+
+def of_commit(session: Session, project_id: int, sha: str, limit: int) -> list[Pipeline]:
+    """The newest LIMIT pipelines of commit SHA (one per ref it was pushed to), newest first."""
+    query = select(Pipeline).where(Pipeline.project_id == project_id, Pipeline.sha == sha)
+    return list(session.scalars(query.order_by(Pipeline.id.desc()).limit(limit)))
+
+
+def stages_of(session: Session, found: list[Pipeline]) -> dict[int, list[tuple[str, str, list[Build]]]]:
+    """pipeline id -> its stages in order, each (name, derived status, latest builds): one query."""
+    ids = [pipeline.id for pipeline in found]
+    query = select(Build).where(Build.pipeline_id.in_(ids), Build.retried.is_(False))
+    grouped: dict[int, dict[tuple[int, str], list[Build]]] = {pipeline_id: {} for pipeline_id in ids}
+    for build in session.scalars(query.order_by(Build.stage_idx, Build.id)) if ids else ():
+        grouped[build.pipeline_id].setdefault((build.stage_idx, build.stage), []).append(build)
+    return {pipeline_id: [(stage, derived_status(builds), builds) for (_idx, stage), builds in stages.items()]
+            for pipeline_id, stages in grouped.items()}  # fmt: skip
