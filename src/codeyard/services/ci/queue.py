@@ -1,7 +1,7 @@
 """The runners' queue: hand the oldest pending build a runner may take to that runner, once.
 
 Candidates come from the partial index `ix_ci_builds_queue` (builds that are pending and not handed
-out), in id order, a bounded batch at a time, joined to the projects the runner serves: its own
+out; never an external status, a `generic` row), in id order, a bounded batch at a time, joined to the projects the runner serves: its own
 (ci_runner_projects) for a specific runner; for a shared runner every project with builds and
 shared runners enabled (and nothing when the instance turned shared runners off). A build fits
 when its tags are a subset of the runner's. The candidates are read outside the write transaction;
@@ -48,7 +48,8 @@ def _candidates(shared: bool, sqlite: bool):
     return text(
         f"SELECT ci_builds.id, ci_builds.tag_list FROM ci_builds{hint}"
         " JOIN projects ON projects.id = ci_builds.project_id"
-        " WHERE ci_builds.status = 'pending' AND ci_builds.runner_id IS NULL AND ci_builds.id > :after"
+        " WHERE ci_builds.status = 'pending' AND ci_builds.runner_id IS NULL AND NOT ci_builds.generic"
+        " AND ci_builds.id > :after"
         f" AND projects.builds_enabled {serves} ORDER BY ci_builds.id LIMIT :limit"
     ).columns(id=Integer, tag_list=JsonList)
 
@@ -100,7 +101,7 @@ def _take(session: Session, build_id: int, runner_id: int, token: str, skip_lock
     """Claim BUILD_ID if it is still queued. With SKIP_LOCKED (PostgreSQL) a row another claim
     holds is passed over at once instead of waited for, so racing runners spread over the queue
     rather than queueing behind its head."""
-    queued = (Build.status == PENDING, Build.runner_id.is_(None))
+    queued = (Build.status == PENDING, Build.runner_id.is_(None), Build.generic.is_(False))
     target = Build.id == build_id
     if skip_locked:
         locked = select(Build.id).where(Build.id == build_id, *queued).with_for_update(skip_locked=True)
