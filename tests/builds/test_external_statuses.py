@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from sqlalchemy import func, select
 
-from codeyard.db.models import Build, Pipeline, Project
+from codeyard.db.models import Build, Job, Pipeline, Project, ProjectHook
 from codeyard.services.ci import builds
 from codeyard.services.repository import path_of
 
@@ -215,6 +215,19 @@ def test_retry_is_refused_and_cancel_works(rt, api, alice, plain):
     canceled = api.as_(alice).post(f"/projects/{project.id}/builds/{made['id']}/cancel")
     assert canceled.status_code == 201 and canceled.json()["status"] == "canceled"
     assert commit_status(api, alice, project, sha) == "canceled"
+
+
+def test_no_build_hook_for_an_external_status(rt, api, alice, plain):
+    """8.6 fired the Build Hook from Ci::Build's transitions only; a build's own hook still fires."""
+    project, sha = plain
+    with rt.db.transaction() as session:
+        session.add(ProjectHook(project_id=project.id, url="http://example.com/b", build_events=True))
+    for state in ("running", "success"):
+        assert post(api, alice, project, sha, state=state).status_code == 201
+    made = post(api, alice, project, sha, state="running", name="other").json()
+    assert api.as_(alice).post(f"/projects/{project.id}/builds/{made['id']}/cancel").json()["status"] == "canceled"
+    with rt.db.session() as session:
+        assert [j for j in session.scalars(select(Job)) if j.payload.get("event") == "Build Hook"] == []
 
 
 def expected(role: str, visibility: int) -> int:
