@@ -4,12 +4,15 @@ statuses of a commit, kept as generic builds of the pipeline of its sha and ref.
 from __future__ import annotations
 
 import subprocess
+import threading
+import time
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
 
 from codeyard.db.models import Build, Job, Pipeline, Project, ProjectHook
-from codeyard.services.ci import builds
+from codeyard.services.ci import builds, statuses
 from codeyard.services.repository import path_of
 
 from ..support import make_team
@@ -274,3 +277,40 @@ def test_python_gitlab(live, alice):
     (status,) = commit.statuses.list()
     assert status.id == made.id and status.status == "success" and status.description == "Building"
     assert project.commits.get(commit.id).status == "success"
+
+
+THREADS = 8
+
+
+def test_racing_posts_make_one_pipeline_and_one_status_per_name(rt, api, alice, plain):
+    """Posts at once (each thread its own connection, as separate server processes would): the
+    pipeline is made once, each name's status once, and every post of a name gets that status."""
+    project, sha = plain
+    got: dict[int, int] = {}
+    errors: list[BaseException] = []
+    start = threading.Barrier(THREADS)
+
+    def one(number: int) -> None:
+        try:
+            start.wait()
+            for attempt in range(20):
+                try:
+                    with rt.db.transaction() as session:
+                        found = statuses.post(session, rt, session.get(Project, project.id), None, sha, "master",
+                                              False, {"state": "pending", "name": f"n{number % 2}"})  # fmt: skip
+                        got[number] = found.id
+                    return
+                except OperationalError:  # a lock wait past the busy timeout on a loaded machine
+                    time.sleep(0.2 * (attempt + 1))
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=one, args=(number,)) for number in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(got) == THREADS
+    evens, odds = ({got[n] for n in range(first, THREADS, 2)} for first in (0, 1))
+    assert len(evens) == 1 and len(odds) == 1 and evens != odds
+    assert counts(rt, project) == (1, 2)

@@ -53,16 +53,19 @@ def post(session: Session, rt, project: Project, actor, sha: str, ref: str, tag:
     state = fields["state"]
     if state not in BUILD_STATES:
         raise Invalid(STATE_INVALID)
-    pipeline = pipelines.lock(session, ensure_pipeline(session, project, sha, ref, tag).id)
+    pipeline = ensure_pipeline(session, project, sha, ref, tag)
     name = fields.get("name") or DEFAULT_NAME
     status = active_status(session, pipeline, name)
     if status is None:
-        status = new_status(session, pipeline, name, actor)
+        # The pipeline's lock serialises the making of a status of that name. A status that exists
+        # is moved without it first (its row, then the pipeline: builds.py's lock order).
+        pipelines.lock(session, pipeline.id)
+        status = active_status(session, pipeline, name) or new_status(session, pipeline, name, actor)
     for field in ("target_url", "description"):
         if fields.get(field) is not None:
             setattr(status, field, fields[field])
     session.flush()
-    move(session, rt, pipeline, status, state)
+    move(session, rt, status, state)
     return status
 
 
@@ -109,7 +112,7 @@ def new_status(session: Session, pipeline: Pipeline, name: str, actor) -> Build:
     return status
 
 
-def move(session: Session, rt, pipeline: Pipeline, status: Build, state: str) -> None:
+def move(session: Session, rt, status: Build, state: str) -> None:
     """Apply 8.6's event for STATE to STATUS; the pipeline's status follows."""
     if state in builds.FINISHING:
         builds.finish(session, rt, status, state)  # derives the pipeline's status when it moves
@@ -127,4 +130,5 @@ def move(session: Session, rt, pipeline: Pipeline, status: Build, state: str) ->
             return
     else:
         status.status = PENDING
-    builds.status_changed(session, pipeline)
+        session.flush()
+    builds.status_changed(session, pipelines.lock(session, status.pipeline_id))
