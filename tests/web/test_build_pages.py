@@ -235,3 +235,19 @@ def test_merge_request_page_shows_the_source_head_status(api, rt, setup, browser
     page = browser_for(setup.team.user("reporter")).get(f"{setup.url}/merge_requests/{iid}").text
     box = page.split('id="merge-box"', 1)[1].split('class="body actions"', 1)[0]
     assert _badge("failed") in box
+
+
+def test_an_external_status_shows_its_link_and_no_trace(api, rt, setup, browser_for):
+    developer = setup.team.user("developer")
+    posted = api.as_(developer).post(f"/projects/{setup.project.id}/statuses/{setup.sha}", json={
+        "state": "running", "context": "jenkins", "target_url": 'https://ci.example.com/7?a=1&b="x"',
+        "description": "<b>Building</b>"})  # fmt: skip
+    assert posted.status_code == 201, posted.text
+    path = f"{setup.url}/builds/{posted.json()['id']}"
+    page = browser_for(setup.team.user("reporter")).get(path)
+    assert page.status_code == 200 and "jenkins" in page.text and "an external service" in page.text
+    assert 'href="https://ci.example.com/7?a=1&amp;b=&#34;x&#34;"' in page.text
+    assert "&lt;b&gt;Building&lt;/b&gt;" in page.text and "<b>Building" not in page.text
+    assert "build-trace" not in page.text and "data-follow" not in page.text
+    own = browser_for(developer).get(path).text
+    assert f'action="{path}/cancel"' in own and f'action="{path}/retry"' not in own

@@ -59,7 +59,7 @@ async def build_page(ctx: Ctx) -> Response:
                "retry": may_update and p.project.builds_enabled and bool(build.commands)}  # fmt: skip
     return _render(ctx, "build.html", p, "builds", build=build, runner=runner, buttons=buttons,
                    trace=shown.decode("utf-8", "replace"), cut=len(data) - len(shown), offset=len(data),
-                   following=build.status in ACTIVE_STATES)  # fmt: skip
+                   following=build.status in ACTIVE_STATES and not build.generic)  # fmt: skip
 
 
 @page(ONE + "/artifacts/download")
