@@ -251,3 +251,6 @@ def test_an_external_status_shows_its_link_and_no_trace(api, rt, setup, browser_
     assert "build-trace" not in page.text and "data-follow" not in page.text
     own = browser_for(developer).get(path).text
     assert f'action="{path}/cancel"' in own and f'action="{path}/retry"' not in own
+    stages = browser_for(setup.team.user("reporter")).get(f"{setup.url}/pipelines/{setup.pipeline}").text
+    assert "external" in stages and f'{path}"' in stages  # its own stage, after the pipeline's own
+    assert stages.index("external") > stages.index("rspec")
