@@ -64,9 +64,9 @@ class Build(Base):
     A retry makes a new build and marks the old one `retried`: only builds that are not retried
     count for the pipeline's status and stage progression. A `generic` row is an external commit
     status (GitLab 8's GenericCommitStatus, posted through the API): it counts for the pipeline's
-    status but has no commands, never goes to a runner and never starts a stage. `token_digest` is the digest of the
-    token handed to the runner that claimed it (clone over HTTP, trace, artifacts); it is cleared
-    when the build finishes, so the token works only while the build runs.
+    status but has no commands, never goes to a runner and never starts a stage. `token_digest`
+    is the digest of the token handed to the runner that claimed it (clone over HTTP, trace,
+    artifacts); it is cleared when the build finishes, so the token works only while the build runs.
     """
 
     __tablename__ = "ci_builds"

@@ -1,15 +1,15 @@
 """The runners' queue: hand the oldest pending build a runner may take to that runner, once.
 
 Candidates come from the partial index `ix_ci_builds_queue` (builds that are pending and not handed
-out; never an external status, a `generic` row), in id order, a bounded batch at a time, joined to the projects the runner serves: its own
-(ci_runner_projects) for a specific runner; for a shared runner every project with builds and
-shared runners enabled (and nothing when the instance turned shared runners off). A build fits
-when its tags are a subset of the runner's. The candidates are read outside the write transaction;
-the claim itself is one conditional UPDATE (`... WHERE id = ? AND status = 'pending' AND runner_id
-IS NULL`) in it, and its row count decides: on PostgreSQL the row is locked first with SKIP LOCKED
-(a build another claim holds is passed over, not waited for; a build claimed and committed no
-longer matches); on SQLite writers are serialised. A lost race moves on to the next candidate, so
-two runners never get one build.
+out; never an external status, a `generic` row), in id order, a bounded batch at a time, joined to
+the projects the runner serves: its own (ci_runner_projects) for a specific runner; for a shared
+runner every project with builds and shared runners enabled (and nothing when the instance turned
+shared runners off). A build fits when its tags are a subset of the runner's. The candidates are
+read outside the write transaction; the claim itself is one conditional UPDATE (`... WHERE id = ?
+AND status = 'pending' AND runner_id IS NULL AND NOT generic`) in it, and its row count decides: on
+PostgreSQL the row is locked first with SKIP LOCKED (a build another claim holds is passed over, not
+waited for; a build claimed and committed no longer matches); on SQLite writers are serialised. A
+lost race moves on to the next candidate, so two runners never get one build.
 """
 
 from __future__ import annotations
