@@ -121,9 +121,18 @@ LABELS = Str("labels", max_length=10_000, nullable=True, doc="A comma-separated 
     status=200,
     summary="Create a merge request (:id is the source project); 200 (reference DECISIONS row 1)",
 )
-def create_merge_request(ctx: Ctx) -> MergeRequest:
-    mr = merge_requests.create(ctx.session, ctx.rt, ctx.actor, ctx.project, ctx.args)
-    return render(ctx, mr, with_iid=False)
+async def create_merge_request(ctx: Ctx) -> MergeRequest:
+    mr, check = merge_requests.create(ctx.session, ctx.rt, ctx.actor, ctx.project, ctx.args)
+    return render(ctx, await checked(ctx, mr, check), with_iid=False)
+
+
+async def checked(ctx: Ctx, mr, check):
+    """MR once CHECK ran: git moves its head ref and runs the trial merge after the request's
+    transaction committed, and a second short transaction records the status."""
+    if check is None:
+        return mr
+    mergeable = await ctx.off_loop(merge_requests.run_check, check)
+    return merge_requests.finish_check(ctx.session, ctx.rt, ctx.actor, check, mergeable)
 
 
 @single(
@@ -140,9 +149,9 @@ def create_merge_request(ctx: Ctx) -> MergeRequest:
     ),
     summary="Update a merge request; state_event close or reopen",
 )
-def update_merge_request(ctx: Ctx) -> MergeRequest:
-    mr = merge_requests.update(ctx.session, ctx.rt, ctx.actor, ctx.project, request_of(ctx), ctx.args)
-    return render(ctx, mr, with_iid=False)
+async def update_merge_request(ctx: Ctx) -> MergeRequest:
+    mr, check = merge_requests.update(ctx.session, ctx.rt, ctx.actor, ctx.project, request_of(ctx), ctx.args)
+    return render(ctx, await checked(ctx, mr, check), with_iid=False)
 
 
 @single(
