@@ -34,6 +34,7 @@ def _write_lock_free(rt) -> bool:
 
 
 def test_git_works_with_no_transaction_open(api, rt, team, monkeypatch):
+    """Create, a new target branch, reopen and accept."""
     if not rt.db.is_sqlite:
         pytest.skip("SQLite's write lock")
     seen = []
@@ -53,7 +54,10 @@ def test_git_works_with_no_transaction_open(api, rt, team, monkeypatch):
     assert api.as_(dev).put(path, json={"target_branch": "master", "state_event": "close"}).json()["state"] == "closed"
     reopened = api.as_(dev).put(path, json={"state_event": "reopen"}).json()
     assert (reopened["state"], reopened["merge_status"]) == ("reopened", "can_be_merged")
-    assert [name for name, _ in seen] == ["keep_head", "can_merge", "can_merge", "can_merge", "keep_head", "can_merge"]
+    accepted = api.as_(team.user("master")).put(path + "/merge", json={})
+    assert accepted.status_code == 200 and accepted.json()["state"] == "merged"
+    assert [name for name, _ in seen] == ["keep_head", "can_merge", "can_merge", "can_merge", "keep_head", "can_merge",
+                                          "can_merge"]  # fmt: skip
     assert all(free for _, free in seen), seen
     with rt.db.transaction() as session:
         assert session.query(Job).filter_by(kind=service.CHECK_KIND).count() == 0  # each check finished

@@ -465,20 +465,44 @@ def may_merge(session: Session, project: Project, access, mr: MergeRequest) -> b
     return branch_policy.may_push_to(access, protections(session, project).get(mr.target_branch))
 
 
-def begin_merge(session: Session, rt, project: Project, access, actor, mr: MergeRequest, args: dict) -> MergePlan | None:
-    """The checks of an accept, in GitLab's order (401, 405, 409), then the request is locked.
-    None when the request waits for its builds instead: merge when build succeeds was asked and
-    the source head has unfinished builds (without any, it merges at once)."""
+@dataclass(frozen=True)
+class Trial:
+    """A trial merge run before the accept's transaction: the head and target branch it merged."""
+
+    head: str | None
+    target_branch: str
+    mergeable: bool
+
+
+def trial_merge(rt, project: Project, mr: MergeRequest) -> Trial:
+    """Git's part of an accept's checks, run with no transaction open."""
+    path = path_of(rt, project)
+    with reading(project, "Repository"):
+        head = merge_refs.head_sha(path, mr.iid)
+        return Trial(head, mr.target_branch, merge_refs.can_merge(path, mr.target_branch, head))
+
+
+def may_accept(session: Session, project: Project, access, mr: MergeRequest) -> None:
+    """The first checks of an accept, in GitLab's order: 401, then 405."""
     if not may_merge(session, project, access, mr):
         raise Unauthorized()
     if not mr.open or mr.work_in_progress:
         raise MethodNotAllowed()
+
+
+def begin_merge(session: Session, rt, project: Project, access, actor, mr: MergeRequest, args: dict,
+                trial: Trial | None = None) -> MergePlan | None:  # fmt: skip
+    """The checks of an accept, in GitLab's order (401, 405, 409), then the request is locked.
+    TRIAL, run before this transaction, stands for the trial merge while it merged this head into
+    this branch (else one runs here). None when the request waits for its builds instead: merge when
+    build succeeds was asked and the source head has unfinished builds (without any, it merges at once)."""
+    may_accept(session, project, access, mr)
     path = path_of(rt, project)
     with reading(project, "Repository"):
         head = merge_refs.head_sha(path, mr.iid)
     if args.get("sha") and args["sha"] != head:
         raise Conflict("SHA does not match HEAD of source branch: " + (head or ""))
-    if head is None or check_status(session, rt, mr) != CAN_BE_MERGED:
+    if head is None or _merge_status(session, rt, mr, head, trial) != CAN_BE_MERGED:
         raise MethodNotAllowed("Branch cannot be merged")
     if args.get("merged_when_build_succeeds") and pipelines.builds_unfinished(session, mr.source_project_id, head):
         _wait_for_builds(session, actor, mr, args)
@@ -491,6 +515,13 @@ def begin_merge(session: Session, rt, project: Project, access, actor, mr: Merge
     )  # fmt: skip
     lock(session, mr, actor)
     return plan
+
+
+def _merge_status(session: Session, rt, mr: MergeRequest, head: str, trial: Trial | None) -> str:
+    if trial is None or (trial.head, trial.target_branch) != (head, mr.target_branch):
+        return check_status(session, rt, mr)
+    mr.merge_status = CAN_BE_MERGED if trial.mergeable else CANNOT_BE_MERGED
+    return mr.merge_status
 
 
 # A request still `locked` this long after an accept began lost its accept (the process died between
@@ -649,6 +680,12 @@ def merge_when_build_succeeded(rt, job) -> None:
     still waits, its head is the pipeline's sha and that commit's builds succeeded; otherwise leave
     it as it is."""
     data = job.payload
+    with rt.db.transaction(write=False) as session:
+        mr = session.get(MergeRequest, data["merge_request_id"])
+        if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
+            return
+        trial_of = (session.get(Project, mr.target_project_id), mr)
+    trial = trial_merge(rt, *trial_of)
     with rt.db.transaction() as session:
         mr = session.get(MergeRequest, data["merge_request_id"])
         if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
@@ -658,7 +695,8 @@ def merge_when_build_succeeded(rt, job) -> None:
         project, actor = session.get(Project, mr.target_project_id), session.get(User, mr.merge_user_id)
         params = {**(mr.merge_params or {}), "sha": data["sha"]}
         try:
-            plan = begin_merge(session, rt, project, access_service.access(session, actor, project), actor, mr, params)
+            plan = begin_merge(session, rt, project, access_service.access(session, actor, project), actor, mr, params,
+                               trial)  # fmt: skip
         except CodeyardError as refused:
             log.info("merge request %s was not merged after its build succeeded: %s", mr.id, refused)
             return

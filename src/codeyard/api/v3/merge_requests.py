@@ -173,8 +173,12 @@ async def accept_merge_request(ctx: Ctx) -> MergeRequest:
 
 async def accept(ctx: Ctx, project, access, mr, args: dict):
     """Accept MR in the three phases of services.merge_requests (the API and the web pages alike); a
-    request that waits for its builds is only marked."""
-    plan = merge_requests.begin_merge(ctx.session, ctx.rt, project, access, ctx.actor, mr, args)
+    request that waits for its builds is only marked. The trial merge runs before the transaction
+    that locks the request, which reads the request again."""
+    merge_requests.may_accept(ctx.session, project, access, mr)
+    trial = await ctx.off_loop(merge_requests.trial_merge, ctx.rt, project, mr)
+    ctx.session.refresh(mr)
+    plan = merge_requests.begin_merge(ctx.session, ctx.rt, project, access, ctx.actor, mr, args, trial)
     if plan is None:  # waits for its builds
         return mr
     ctx.commit()  # the request is locked: git writes the merge outside the write transaction
