@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import fcntl
 import os
 import re
 import subprocess
@@ -151,7 +152,7 @@ def _patch(diff: pygit2.Diff, index: int) -> str:
 
 
 def _within(text: str, max_bytes: int) -> str | None:
-    return text if len(text) <= max_bytes and len(text.encode()) <= max_bytes else None
+    return text if len(text) <= max_bytes and (text.isascii() or len(text.encode()) <= max_bytes) else None
 
 
 def _one(budget: _Budget, limits: DiffLimits, delta: pygit2.DiffDelta, size: int, patch: str | None) -> FileDiff:
@@ -237,6 +238,8 @@ def _git_output(command: list[str], cap: int, deadline: float, consume: Callable
     goes on when CONSUME raises)."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                env={**os.environ, **_NO_USER_CONFIG})  # fmt: skip
+    with contextlib.suppress(OSError):  # git need not wait while a chunk is rendered
+        fcntl.fcntl(process.stdout.fileno(), fcntl.F_SETPIPE_SZ, _CHUNK)
     timer = threading.Timer(deadline, process.kill)
     timer.start()
     try:
@@ -399,8 +402,10 @@ def _as_libgit2(text: str, raw: _Raw) -> str:
     """Git's patch text as libgit2 writes it: no tab after a file name with a space in the `---` and
     `+++` lines, and those lines even for an empty file added or deleted."""
     if text.startswith("--- "):
-        first, second, rest = text.split("\n", 2)
-        if first.endswith("\t") or second.endswith("\t"):
+        first = text.find("\n")
+        second = text.find("\n", first + 1)
+        if text[first - 1] == "\t" or text[second - 1] == "\t":
+            first, second, rest = text.split("\n", 2)
             text = f"{first.removesuffix(chr(9))}\n{second.removesuffix(chr(9))}\n{rest}"
     elif not text and raw[6] == "A":
         text = f"--- /dev/null\n+++ {_quoted('b/' + raw[1])}\n"
