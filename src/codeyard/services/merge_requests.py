@@ -66,7 +66,8 @@ def parse_labels(text: str | None) -> list[str]:
 
 def find(session: Session, project: Project, mr_id: int) -> MergeRequest:
     """PROJECT's request MR_ID (the global id); 404 `404 Not found` otherwise."""
-    mr = session.get(MergeRequest, mr_id) if is_id(mr_id) else None
+    options = (joinedload(MergeRequest.author), joinedload(MergeRequest.assignee))  # what its entity shows
+    mr = session.get(MergeRequest, mr_id, options=options) if is_id(mr_id) else None
     if mr is None or mr.target_project_id != project.id:
         raise RecordNotFound()
     return mr
