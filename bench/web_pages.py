@@ -2,7 +2,8 @@
 and its ratio to the JSON answer (issue 16: a page answers in a time of the order of its endpoint).
 
 Seeding: user `alice` with 30 projects; `alice/demo` holds a repository (a README, a 300-line Python
-file, 60 commits) and an open merge request with 20 comments. Pages are fetched with a signed-in
+file, 60 commits), an open merge request with 20 comments and a pipeline of 12 builds in 3 stages
+on master's head. Pages are fetched with a signed-in
 session cookie, JSON with a private token; wrk drives each in alternating rounds.
 
     .venv/bin/python bench/web_pages.py [--seconds 5] [--rounds 2] [--connections 16]
@@ -64,9 +65,22 @@ with rt.db.transaction() as session:
     for n in range(20):
         merge_requests.comment(session, rt, demo, actor, mr, f"Comment {n} with *emphasis*")
     mr_id = mr.id
+    from codeyard.db.models import Pipeline
+    from codeyard.services.ci import pipelines
+    head = subprocess.run(["git", "rev-parse", "master"], cwd=work, env=env, check=True, capture_output=True, text=True).stdout.strip()
+    jobs = [{"name": f"job-{stage}-{n}", "stage": f"stage{stage}", "stage_idx": stage, "commands": "true", "options": {},
+             "variables": [], "tags": [], "when": "on_success", "allow_failure": False} for stage in range(3) for n in range(4)]
+    pipeline = Pipeline(project_id=demo_id, sha=head, ref="master", tag=False, user_id=alice.id,
+                        config={"stages": [f"stage{n}" for n in range(3)], "jobs": jobs})
+    session.add(pipeline)
+    session.flush()
+    for spec in jobs:
+        pipelines.create_build(session, pipeline, spec, alice.id)
+    pipelines.refresh_status(session, pipeline)
+    pipeline_id = pipeline.id
 with rt.db.transaction() as session:
     _, cookie = web_sessions.start(session, alice.id)
-print(token, cookie, demo_id, mr_id)
+print(token, cookie, demo_id, mr_id, pipeline_id, head)
 """
 
 
@@ -90,7 +104,7 @@ def main() -> None:
         env, port = codeyard_env(Path(tmp))
         print("seeding 30 projects, a repository and a merge request ...", flush=True)
         seeded = subprocess.run([PYTHON, "-c", SEED], env=env, check=True, capture_output=True, text=True).stdout.split()
-        token, cookie, demo, mr = seeded[-4:]
+        token, cookie, demo, mr, pipeline, head = seeded[-6:]
         server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
         site, api = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/api/v3/projects/{demo}"
         pairs = {
@@ -101,6 +115,8 @@ def main() -> None:
             "commits / GET .../repository/commits": ("/alice/demo/commits/master", f"/api/v3/projects/{demo}/repository/commits"),
             "merge requests / GET .../merge_requests": ("/alice/demo/merge_requests", f"/api/v3/projects/{demo}/merge_requests"),
             "merge request / GET .../changes": ("/alice/demo/merge_requests/1", f"/api/v3/projects/{demo}/merge_requests/{mr}/changes"),
+            "pipeline / GET .../commits/:sha/builds": (f"/alice/demo/pipelines/{pipeline}",
+                                                       f"/api/v3/projects/{demo}/repository/commits/{head}/builds"),
         }  # fmt: skip
         page_header, json_header = f"Cookie: codeyard_session={cookie}", f"PRIVATE-TOKEN: {token}"
         try:

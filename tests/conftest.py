@@ -97,14 +97,32 @@ def session_runtime(session_config):
 
 
 def empty_database(runtime: Runtime) -> None:
+    """Delete every row and restart the id sequences.
+
+    DELETE, not TRUNCATE, on PostgreSQL too: a test leaves a few rows, and TRUNCATE of two dozen
+    tables (new files for each, and their indexes) cost about 40 times as much per test."""
     tables = [table.name for table in reversed(Base.metadata.sorted_tables)]
     with runtime.db.engine.begin() as connection:
+        for table in tables:
+            connection.execute(text(f'DELETE FROM "{table}"'))
         if runtime.db.is_sqlite:
-            for table in tables:
-                connection.execute(text(f'DELETE FROM "{table}"'))
             connection.execute(text("DELETE FROM sqlite_sequence"))
         else:
-            connection.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
+            connection.execute(text(_restart_sequences(connection)))
+
+
+_SEQUENCE_RESETS: dict[str, str] = {}
+
+
+def _restart_sequences(connection) -> str:
+    """One SELECT setting every sequence of the test schema back to its start (read once)."""
+    key = str(connection.engine.url)
+    if key not in _SEQUENCE_RESETS:
+        names = connection.execute(
+            text("SELECT quote_ident(sequencename) FROM pg_sequences WHERE schemaname = current_schema()")
+        ).scalars().all()
+        _SEQUENCE_RESETS[key] = "SELECT " + ", ".join(f"setval('{name}', 1, false)" for name in names)
+    return _SEQUENCE_RESETS[key]
 
 
 def empty_data_dir(config: config_module.Config) -> None:

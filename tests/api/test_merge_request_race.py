@@ -25,10 +25,13 @@ def test_concurrent_creates_get_distinct_iids(rt, team):
     def create(n: int) -> None:
         try:
             start.wait(timeout=30)
-            with rt.db.transaction() as session:
+            with rt.db.transaction() as session:  # as the API: record, git with no transaction, record the status
                 project, actor = session.get(Project, team.project.id), session.get(User, team.user("developer").id)
                 fields = {"source_branch": f"race-{n}", "target_branch": "master", "title": f"Race {n}"}
-                created.append(service.create(session, rt, actor, project, fields).id)
+                _, check = service.create(session, rt, actor, project, fields)
+            mergeable = service.run_check(check)
+            with rt.db.transaction() as session:
+                created.append(service.finish_check(session, rt, session.get(User, actor.id), check, mergeable).id)
         except Exception as error:  # reported below, with the others
             errors.append(repr(error))
 

@@ -134,3 +134,19 @@ def test_the_usual_checks_come_first(rt, api, team):
     assert accept(api, team, mr, who="reporter").status_code == 401
     assert accept(api, team, mr, sha="0" * 40).status_code == 409
     assert request_state(rt, mr["id"])[:2] == ("opened", False)
+
+
+def test_an_external_status_is_waited_for(rt, api, team):
+    """An external status (POST /statuses/:sha) counts in the commit status, as in 8.6: the request
+    merges once it succeeds too."""
+    mr = open_request(api, team)
+    assert accept(api, team, mr).json()["merge_when_build_succeeds"] is True
+    url = f"/projects/{team.project.id}/statuses/{team.head}"
+    developer = api.as_(team.user("developer"))
+    assert developer.post(url, json={"state": "running", "context": "ext", "ref": "feature"}).status_code == 201
+    finish_all(rt, team, team.head, "success")  # the pending builds; the external status runs on
+    assert Worker(rt, backoff=0).run_until_idle() == 0
+    assert request_state(rt, mr["id"])[:2] == ("opened", True)
+    assert developer.post(url, json={"state": "success", "context": "ext", "ref": "feature"}).status_code == 201
+    assert Worker(rt, backoff=0).run_until_idle() == 1
+    assert request_state(rt, mr["id"])[0] == "merged"

@@ -54,7 +54,8 @@ def both(work, old: str, new: str, limits: diffs.DiffLimits | None = None):
 LINES = "".join(f"line {i} of the moved file\n" for i in range(40))
 
 
-def test_git_renders_what_libgit2_renders(work, monkeypatch):
+def mixed_changes(work) -> tuple[str, str]:
+    """Two commits with edits, a rename, a deletion, a mode change, binary, no-newline, empty and quoted files."""
     base = commit(work, "base", {
         "edit.txt": "one\ntwo\nthree\n" * 30, "gone.txt": "bye\n", "moved.txt": LINES, "mode.sh": "echo\n",
         "image.bin": b"\0\1\2" * 100, "tail.txt": "no newline", "empty.txt": "", "sp ace é.txt": "x\n",
@@ -64,6 +65,11 @@ def test_git_renders_what_libgit2_renders(work, monkeypatch):
         "image.bin": b"\0\1\3" * 100, "tail.txt": "no newline still", "new/deep.txt": "+++ not a header\ndiff --git x\n",
         "sp ace é.txt": "y\n",
     }, remove=("gone.txt", "moved.txt", "empty.txt"), executable=("mode.sh",))  # fmt: skip
+    return base, head
+
+
+def test_git_renders_what_libgit2_renders(work, monkeypatch):
+    base, head = mixed_changes(work)
     real = diffs._by_libgit2
     monkeypatch.setattr(diffs, "_by_libgit2", lambda *args: pytest.fail("libgit2 rendered a diff git could"))
     by_git = rendered(work, base, head)
@@ -77,6 +83,17 @@ def test_git_renders_what_libgit2_renders(work, monkeypatch):
     assert by_path["gone.txt"].deleted_file and by_path["gone.txt"].b_mode == "0"
     assert by_path["new/deep.txt"].new_file and by_path["new/deep.txt"].diff.endswith("+diff --git x\n")
     assert by_path["tail.txt"].diff.endswith("\\ No newline at end of file\n")
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 13])
+def test_git_output_is_rendered_the_same_whatever_pieces_it_arrives_in(work, monkeypatch, chunk):
+    """Patches are rendered while git writes: a header or a record cut between two reads changes nothing."""
+    base, head = mixed_changes(work)
+    monkeypatch.setattr(diffs, "_CHUNK", chunk)
+    monkeypatch.setattr(diffs, "_by_libgit2", lambda *args: pytest.fail("libgit2 rendered a diff git could"))
+    by_git = rendered(work, base, head)
+    monkeypatch.undo()
+    assert by_git == rendered(work, base, head, by_git=False)
 
 
 def test_the_limits_cut_the_same_files(work):
@@ -118,12 +135,12 @@ def test_git_failing_or_too_long_falls_back_to_libgit2(work, monkeypatch):
     read = []
     real_output = diffs._git_output
 
-    def capped(command, cap, deadline):
-        read.append(real_output(command, 10, deadline))
+    def capped(command, cap, deadline, consume):
+        read.append(real_output(command, 10, deadline, consume))
         return read[-1]
 
     monkeypatch.setattr(diffs, "_git_output", capped)
-    assert both(work, base, head)[0] == expected and read == [None]
+    assert both(work, base, head)[0] == expected and read == [False]
 
 
 def test_a_type_change_is_two_patches_for_git_and_left_to_libgit2(work):
@@ -133,3 +150,46 @@ def test_a_type_change_is_two_patches_for_git_and_left_to_libgit2(work):
     head = commit(work, "symlink", {})
     by_git, by_libgit2 = both(work, base, head)
     assert by_git == by_libgit2 and len(by_git) == 2
+
+
+def branched(work) -> tuple[str, str, str]:
+    """master moved on after `feature` left it with mixed changes; (merge base, feature's head, master)."""
+    base, head = mixed_changes(work)
+    git(work, "branch", "feature", head)
+    git(work, "reset", "-q", "--hard", base)
+    return base, head, commit(work, "master moves on", {"master-only.txt": "m\n"})
+
+
+def test_a_comparison_is_one_git_diff_from_the_merge_base(work, monkeypatch):
+    """git finds the merge base itself (`base...head`); renames to detect mean a second run, with -M."""
+    base, head, master = branched(work)
+    runs = []
+    real_output = diffs._git_output
+
+    def counted(command, cap, deadline, consume):
+        runs.append(command)
+        return real_output(command, cap, deadline, consume)
+
+    monkeypatch.setattr(diffs, "_git_output", counted)
+    monkeypatch.setattr(diffs, "_git", lambda *args: pytest.fail("a merge-base process of its own"))
+    monkeypatch.setattr(diffs, "_by_libgit2", lambda *args: pytest.fail("libgit2 rendered a diff git could"))
+    found = diffs.compare(work / ".git", "master", "feature", commits=False)
+    monkeypatch.undo()
+    assert found.diffs == rendered(work, base, head, by_git=False)
+    assert [command[-4:] for command in runs] == [["--no-renames", "--end-of-options", f"{master}...{head}", "--"],
+                                                  ["-M", "--end-of-options", f"{master}...{head}", "--"]]  # fmt: skip
+    assert "master-only.txt" not in {change.new_path for change in found.diffs}
+
+
+def test_a_comparison_git_cannot_render_whole_is_left_to_the_merge_base_and_libgit2(work):
+    base, head, _ = branched(work)
+    limits = diffs.DiffLimits(max_files=3)
+    found = diffs.compare(work / ".git", "master", "feature", commits=False, limits=limits)
+    assert found.diffs == rendered(work, base, head, limits, by_git=False)
+    assert sum(change.collapsed for change in found.diffs) == len(found.diffs) - 3
+    git(work, "checkout", "-q", "--orphan", "unrelated")
+    git(work, "rm", "-rqf", ".")
+    alone = commit(work, "no common history", {"alone.txt": "a\n"})
+    found = diffs.compare(work / ".git", "master", "unrelated", commits=False)
+    assert [(change.new_path, change.new_file) for change in found.diffs] == [("alone.txt", True)]
+    assert found.head.id == alone

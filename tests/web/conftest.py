@@ -10,6 +10,9 @@ from starlette.testclient import TestClient
 
 from codeyard.services import web_sessions
 
+# A real runner process and pushes over HTTP, for the browser test that watches a build run.
+from ..ci.conftest import git, owner, project, pusher, runner, start_runner  # noqa: F401
+
 TOKEN = re.compile(r'name="authenticity_token" value="([0-9a-f]+)"')
 
 

@@ -1,7 +1,8 @@
 """The main flows in a real browser (Debian's `chromium`, headless, over the DevTools protocol)
 against a real server process: sign in, open a project, browse a file, open a merge request,
-comment, accept it. Each step ends in a screenshot that must not be blank. Skipped when no browser
-is installed (`apt-get install chromium`, or CODEYARD_CHROMIUM=<path>)."""
+comment, accept it; and watch a build that a real runner process runs. Each step ends in a
+screenshot that must not be blank. Skipped when no browser is installed (`apt-get install
+chromium`, or CODEYARD_CHROMIUM=<path>)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from tests.support import WorkingCopy
 
+from ..ci.conftest import wait_for
 from .browser import Browser, find_chromium, is_blank
 
 CHROMIUM = find_chromium()
@@ -102,6 +104,79 @@ def test_main_flows_in_a_browser(live, users, projects, rt, tmp_path, browser, s
     shots(browser, "accepted")
     merged = live.api.as_(alice).get(f"/projects/{project.id}/merge_requests/{created.json()['id']}").json()
     assert merged["state"] == "merged"
+
+
+WATCHED = """\
+stages: [build, test]
+watched:
+  stage: build
+  script:
+    - echo "step one"
+    - sleep 6
+    - echo "step two" | tee out.txt
+  artifacts:
+    paths: [out.txt]
+lint:
+  stage: build
+  script: [echo lint]
+check:
+  stage: test
+  script: [cat out.txt]
+"""
+
+TRACE = "document.getElementById('build-trace').textContent"
+
+
+@NEEDS_BROWSER
+def test_watch_a_build_in_a_browser(live, runner, pusher, project, owner, browser, shots):
+    """The build page of a running build follows its trace (static/builds.js, no reload) until the
+    runner reports success; then its pipeline page and its artifacts link."""
+    base, url = live.base_url, f"{live.base_url}/{project.path_with_namespace}"
+    api = live.api.as_(owner)
+    browser.open(base + "/users/sign_in")
+    browser.submit("form[action='/users/sign_in']", {"login": owner.username, "password": owner.password})
+    pusher.commit({".gitlab-ci.yml": WATCHED}, "a slow job")
+    pusher.push()
+
+    def started():
+        found = {b["name"]: b for b in api.get(f"/projects/{project.id}/builds").json()}
+        watched = found.get("watched")
+        return watched and "step one" in api.get(f"/projects/{project.id}/builds/{watched['id']}/trace").text and watched
+
+    build = wait_for(started, "the job to print its first line", runner)
+    browser.open(f"{url}/builds/{build['id']}")
+    browser.evaluate("window.__sameDocument = true")
+    text = browser.evaluate(TRACE)
+    assert "step one" in text and "\nstep two" not in text and browser.evaluate("document.getElementById('build-status').textContent") == "running"
+    assert browser.evaluate("document.getElementById('build-cancel') !== null")
+    shots(browser, "build-running")
+
+    def finished():
+        status = browser.evaluate("document.getElementById('build-status').textContent")
+        return status == "success" and "Build succeeded" in browser.evaluate(TRACE)
+
+    wait_for(finished, "the page to show the build's end", runner, timeout=40)
+    assert browser.evaluate("window.__sameDocument") is True  # followed without a reload
+    assert "\nstep two\n" in browser.evaluate(TRACE)
+    assert browser.evaluate("document.getElementById('build-cancel')") is None  # nothing left to cancel
+    shots(browser, "build-finished")
+
+    browser.open(f"{url}/builds/{build['id']}")  # once finished, the page shows the artifacts
+    link = f"a[href='/{project.path_with_namespace}/builds/{build['id']}/artifacts/download']"
+    fetched = browser.evaluate(f"fetch(document.querySelector({link!r}).href).then(r => r.arrayBuffer()"
+                               ".then(b => [r.status, String.fromCharCode(...new Uint8Array(b.slice(0, 2)))]))")  # fmt: skip
+    assert fetched == [200, "PK"]  # the zip the runner uploaded
+
+    def all_passed():
+        builds = api.get(f"/projects/{project.id}/builds").json()
+        return len(builds) == 3 and all(b["status"] == "success" for b in builds)
+
+    wait_for(all_passed, "the test stage to pass", runner)
+    browser.click("dd a[href*='/pipelines/']")
+    stages = browser.evaluate("[...document.querySelectorAll('.stage h4')].map(h => h.textContent.trim())")
+    assert stages == ["success build", "success test"], stages
+    assert all(name in browser.text() for name in ("Pipeline #", "watched", "lint", "check"))
+    shots(browser, "pipeline")
 
 
 def _png(width: int, height: int, pixel) -> bytes:

@@ -194,13 +194,13 @@ def test_commit_status_badges_show_the_newest_pipeline(rt, setup, browser_for, t
     setup.ci.finish(setup.ci.builds(newer)["again"].id, "success")
     page = client.get(f"{setup.url}/commit/{setup.sha}").text
     assert _badge("success") in page and _badge("failed") not in page
-    assert f'href="{setup.url}/builds"' in page
+    assert f'href="{setup.url}/commit/{setup.sha}/builds"' in page
     # Without read_build (public_builds off, a non-member of an internal project) the status shows, unlinked.
     with rt.db.transaction() as session:
         project = session.get(Project, setup.project.id)
         project.visibility_level, project.public_builds = INTERNAL, False
     outsider = browser_for(setup.team.user("outsider")).get(f"{setup.url}/commit/{setup.sha}").text
-    assert f'<span {_badge("success")}' in outsider and f'href="{setup.url}/builds"' not in outsider
+    assert f'<span {_badge("success")}' in outsider and "/commit/" + setup.sha + "/builds" not in outsider
 
 
 def test_commits_page_asks_for_statuses_once(rt, setup, browser_for):
@@ -235,3 +235,22 @@ def test_merge_request_page_shows_the_source_head_status(api, rt, setup, browser
     page = browser_for(setup.team.user("reporter")).get(f"{setup.url}/merge_requests/{iid}").text
     box = page.split('id="merge-box"', 1)[1].split('class="body actions"', 1)[0]
     assert _badge("failed") in box
+
+
+def test_an_external_status_shows_its_link_and_no_trace(api, rt, setup, browser_for):
+    developer = setup.team.user("developer")
+    posted = api.as_(developer).post(f"/projects/{setup.project.id}/statuses/{setup.sha}", json={
+        "state": "running", "context": "jenkins", "target_url": 'https://ci.example.com/7?a=1&b="x"',
+        "description": "<b>Building</b>"})  # fmt: skip
+    assert posted.status_code == 201, posted.text
+    path = f"{setup.url}/builds/{posted.json()['id']}"
+    page = browser_for(setup.team.user("reporter")).get(path)
+    assert page.status_code == 200 and "jenkins" in page.text and "an external service" in page.text
+    assert 'href="https://ci.example.com/7?a=1&amp;b=&#34;x&#34;"' in page.text
+    assert "&lt;b&gt;Building&lt;/b&gt;" in page.text and "<b>Building" not in page.text
+    assert "build-trace" not in page.text and "data-follow" not in page.text
+    own = browser_for(developer).get(path).text
+    assert f'action="{path}/cancel"' in own and f'action="{path}/retry"' not in own
+    stages = browser_for(setup.team.user("reporter")).get(f"{setup.url}/pipelines/{setup.pipeline}").text
+    assert "external" in stages and f'{path}"' in stages  # its own stage, after the pipeline's own
+    assert stages.index("external") > stages.index("rspec")

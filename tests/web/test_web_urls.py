@@ -7,6 +7,7 @@ import json
 from sqlalchemy import select
 
 from codeyard.db.models import Job
+from tests.builds.conftest import CiFactory, job
 from tests.support import WorkingCopy
 
 BASE = "http://testserver"
@@ -39,9 +40,10 @@ def test_every_web_url_resolves(api, users, projects, rt, tmp_path, browser_for,
     projects.add_member(project, bob, 30)
     as_alice = api.as_(alice)
     as_alice.post(f"/projects/{project.id}/hooks", json={"url": "https://hooks.example/", "push_events": True,
-                                                         "merge_requests_events": True, "note_events": True})  # fmt: skip
+                                                         "merge_requests_events": True, "note_events": True,
+                                                         "build_events": True})  # fmt: skip
     work = WorkingCopy(rt, project, tmp_path / "work")
-    work.commit("first", {"a.txt": "a\n"})
+    first = work.commit("first", {"a.txt": "a\n"})
     work.git("checkout", "-q", "-b", "feature")
     work.commit("feature", {"b.txt": "b\n"})
     work.push("master", "feature")
@@ -49,6 +51,9 @@ def test_every_web_url_resolves(api, users, projects, rt, tmp_path, browser_for,
                            json={"source_branch": "feature", "target_branch": "master", "title": "Feature"}).json()  # fmt: skip
     api.as_(bob).post(f"/projects/{project.id}/merge_requests/{mr['id']}/comments", json={"note": "hi"})
     api.as_(alice).post(f"/projects/{project.id}/repository/branches", json={"branch_name": "from-api", "ref": "master"})
+    ci = CiFactory(rt)
+    build = ci.builds(ci.pipeline(project, [job("rspec")], sha=first))["rspec"]
+    ci.run(build.id)  # the Build Hook fires
 
     responses = [
         as_alice.get("/user"), as_alice.get(f"/users/{bob.id}"), as_alice.get("/users"),
@@ -57,15 +62,20 @@ def test_every_web_url_resolves(api, users, projects, rt, tmp_path, browser_for,
         as_alice.get(f"/groups/{group.id}/members"), as_alice.get(f"/projects/{project.id}/merge_requests"),
         as_alice.get(f"/projects/{project.id}/merge_requests/{mr['id']}/comments"),
         as_alice.get(f"/projects/{project.id}/events"),
+        as_alice.get(f"/projects/{project.id}/builds"), as_alice.get(f"/projects/{project.id}/builds/{build.id}"),
+        as_alice.get(f"/projects/{project.id}/repository/commits/{first}/statuses"),
     ]  # fmt: skip
     links = set()
     for response in responses:
         assert response.status_code == 200, response.request.url
         links |= _links(response.json())
+    hooks = set()
     with rt.db.transaction() as session:
         for payload in session.scalars(select(Job.payload)):
             if isinstance(payload, dict) and "body" in payload:
                 links |= _links(json.loads(payload["body"]))
+                hooks.add(json.loads(payload["body"]).get("object_kind"))
+    assert {"push", "merge_request", "note", "build"} <= hooks, hooks
     kinds = {link.removeprefix(BASE).split("/")[1] for link in links}
     assert {"u", "groups", "team", "alice"} <= kinds, links
     assert any("/merge_requests/" in link for link in links), links

@@ -348,8 +348,9 @@ class StrList(Param):
 
 
 class Url(Str):
-    def __init__(self, name: str, *, schemes: tuple[str, ...] = ("http", "https"), message: str = "must be a valid URL", **options):
-        super().__init__(name, max_length=2048, strip=True, **options)
+    def __init__(self, name: str, *, schemes: tuple[str, ...] = ("http", "https"), message: str = "must be a valid URL",
+                 max_length: int = 2048, **options):  # fmt: skip
+        super().__init__(name, max_length=max_length, strip=True, **options)
         self.schemes = schemes
         self.message = message
 

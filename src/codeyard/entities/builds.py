@@ -44,7 +44,7 @@ class Build(BuildBase, total=False):
 
 
 class CommitStatus(TypedDict):
-    """A commit status (GitLab 8.6 Entities::CommitStatus); builds are the commit statuses here."""
+    """A commit status (GitLab 8.6 Entities::CommitStatus): a build, or an external status (generic)."""
 
     id: int
     sha: str
@@ -63,7 +63,7 @@ class CommitStatus(TypedDict):
 def commit_status(found, view: View) -> CommitStatus:
     return {
         "id": found.id, "sha": found.sha, "ref": found.ref, "status": found.status, "name": found.name,
-        "target_url": None, "description": None, "created_at": iso(found.created_at),
+        "target_url": found.target_url, "description": found.description, "created_at": iso(found.created_at),
         "started_at": iso(found.started_at), "finished_at": iso(found.finished_at),
         "allow_failure": found.allow_failure,
         "author": user_basic(found.user, view) if found.user is not None else None,

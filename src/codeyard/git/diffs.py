@@ -12,12 +12,15 @@ Paths in, plain data out; no imports of the app.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import fcntl
 import os
 import re
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -149,7 +152,7 @@ def _patch(diff: pygit2.Diff, index: int) -> str:
 
 
 def _within(text: str, max_bytes: int) -> str | None:
-    return text if len(text) <= max_bytes and len(text.encode()) <= max_bytes else None
+    return text if len(text) <= max_bytes and (text.isascii() or len(text.encode()) <= max_bytes) else None
 
 
 def _one(budget: _Budget, limits: DiffLimits, delta: pygit2.DiffDelta, size: int, patch: str | None) -> FileDiff:
@@ -229,30 +232,24 @@ def _raw_records(out: bytearray) -> tuple[list[_Raw], int]:
     return found, end + 2
 
 
-def _split_patches(whole: str) -> list[str]:
-    """A patch of several files cut where a line starts a file's header (each keeps its last newline)."""
-    starts, at = [0], whole.find("\ndiff --git ")
-    while at >= 0:
-        starts.append(at + 1)
-        at = whole.find("\ndiff --git ", at + 1)
-    ends = [*starts[1:], len(whole)]
-    return [whole[start:end] for start, end in zip(starts, ends, strict=True)] if whole else []
-
-
-def _git_output(command: list[str], cap: int, deadline: float) -> bytearray | None:
-    """The standard output of COMMAND, or None past CAP bytes, past DEADLINE seconds or on failure
-    (git is killed: it never writes more than the pipe holds past the cap)."""
+def _git_output(command: list[str], cap: int, deadline: float, consume: Callable[[bytes], None]) -> bool:
+    """Feed the standard output of COMMAND to CONSUME as it comes; False past CAP bytes, past DEADLINE
+    seconds or on failure (git is killed: it never writes more than the pipe holds past the cap, nor
+    goes on when CONSUME raises)."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                env={**os.environ, **_NO_USER_CONFIG})  # fmt: skip
+    with contextlib.suppress(OSError):  # git need not wait while a chunk is rendered
+        fcntl.fcntl(process.stdout.fileno(), fcntl.F_SETPIPE_SZ, _CHUNK)
     timer = threading.Timer(deadline, process.kill)
     timer.start()
     try:
-        out = bytearray()
-        while len(out) <= cap and (chunk := process.stdout.read1(_CHUNK)):
-            out += chunk
-        if len(out) > cap:
+        size = 0
+        while size <= cap and (chunk := process.stdout.read1(_CHUNK)):
+            size += len(chunk)
+            consume(chunk)
+        if size > cap:
             process.kill()
-        return out if process.wait() == 0 and len(out) <= cap else None
+        return process.wait() == 0 and size <= cap
     finally:
         timer.cancel()
         process.stdout.close()
@@ -261,41 +258,132 @@ def _git_output(command: list[str], cap: int, deadline: float) -> bytearray | No
             process.wait()
 
 
+_FILE_START = "\ndiff --git "
+
+
+class _GitPatches:
+    """`git diff --raw -z --patch` output taken as it comes: the raw records once they are whole, then
+    each file's patch rendered within the limits as soon as the next file's header arrives, so Python
+    renders while git still diffs. Raises ValueError or IndexError when the output is not that: not
+    one patch per record, in order."""
+
+    def __init__(self, repository: pygit2.Repository, limits: DiffLimits,
+                 admit: Callable[[list[_Raw]], None] = lambda records: None):  # fmt: skip
+        self.odb, self.limits, self.budget, self.admit = repository.odb, limits, _Budget(limits), admit
+        self.head: bytearray | None = bytearray()  # the raw records until their end arrives
+        self.records: list[_Raw] = []
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.parts: list[str] = []  # the patch arriving, without its last few characters:
+        self.carry = ""  # those, where the next file's header may have begun
+        self.found: list[FileDiff] = []
+
+    def feed(self, chunk: bytes) -> None:
+        if self.head is None:
+            self._take(self.decoder.decode(chunk))
+            return
+        self.head += chunk
+        if self.head.startswith(b":") and b"\0\0" not in self.head[-len(chunk) - 1 :]:
+            return
+        self.records, start = _raw_records(self.head)
+        self.admit(self.records)
+        rest, self.head = self.head[start:], None
+        self._take(self.decoder.decode(rest))
+
+    def finish(self) -> list[FileDiff]:
+        if self.head is not None:  # no end of the records: only an empty output is understood
+            self.records, self.head = _raw_records(self.head)[0], None
+            self.admit(self.records)
+        self._take(self.decoder.decode(b"", final=True))
+        last = "".join(self.parts) + self.carry
+        if last:
+            self._render(last)
+        if len(self.found) != len(self.records):
+            raise ValueError("not one patch per file")
+        return self.found
+
+    def _take(self, text: str) -> None:
+        text, start = self.carry + text, 0
+        while (at := text.find(_FILE_START, start)) >= 0:
+            self.parts.append(text[start : at + 1])
+            self._render("".join(self.parts))
+            self.parts, start = [], at + 1
+        keep = max(start, len(text) - len(_FILE_START) + 1)
+        self.parts.append(text[start:keep])
+        self.carry = text[keep:]
+
+    def _render(self, patch: str) -> None:
+        raw = self.records[len(self.found)]
+        if not patch.startswith("diff --git "):
+            raise ValueError("not a patch")
+        if self.budget.spent:
+            self.found.append(_git_entry(raw, "", False, True))
+            return
+        text = _within(_as_libgit2(_without_headers(patch), raw), self.limits.max_patch_bytes)
+        if text is not None and text.startswith("Binary files "):
+            text = None if _larger_blob(self.odb, raw) > self.limits.max_blob_bytes else text
+        if text is None:
+            self.found.append(_git_entry(raw, "", True, False))
+        else:
+            self.budget.spend(text)
+            self.found.append(_git_entry(raw, text, False, False))
+
+
+def _git_diff(repository: pygit2.Repository, limits: DiffLimits, renames: bool, *revisions: str) -> list[str]:
+    return ["git", "--git-dir", repository.path, "-c", f"core.bigFileThreshold={limits.max_blob_bytes}", *_GIT_DIFF,
+            "-M" if renames else "--no-renames", "--end-of-options", *revisions, "--"]  # fmt: skip
+
+
+def _rendered(command: list[str], patches: _GitPatches, cap: int, limits: DiffLimits) -> list[FileDiff] | None:
+    try:
+        return patches.finish() if _git_output(command, cap, limits.compare_seconds, patches.feed) else None
+    except (ValueError, IndexError):
+        return None
+
+
 def _by_git(repository: pygit2.Repository, ids: tuple[str, str], count: int, limits: DiffLimits,
             renames: bool) -> list[FileDiff] | None:  # fmt: skip
     """The COUNT files (before renames pair them) from IDS[0] to IDS[1] rendered by one `git diff`
     and split per file; None when git fails, is too slow or too long, or does not give one patch
     per file (a type change is two)."""
-    command = ["git", "--git-dir", repository.path, "-c", f"core.bigFileThreshold={limits.max_blob_bytes}", *_GIT_DIFF,
-               "-M" if renames else "--no-renames", "--end-of-options", *ids, "--"]  # fmt: skip
     cap = 2 * limits.max_bytes + count * 1024 + 65536
-    out = _git_output(command, cap, limits.compare_seconds)
-    if out is None:
-        return None
-    try:
-        records, start = _raw_records(out)
-    except (ValueError, IndexError):
-        return None
-    whole = str(memoryview(out)[start:], "utf-8", "replace")
-    del out
-    patches = _split_patches(whole)
-    del whole
-    if len(patches) != len(records) or not all(patch.startswith("diff --git ") for patch in patches):
-        return None
-    budget, found = _Budget(limits), []
-    for raw, patch in zip(records, patches, strict=True):
-        if budget.spent:
-            found.append(_git_entry(raw, "", False, True))
+    return _rendered(_git_diff(repository, limits, renames, *ids), _GitPatches(repository, limits), cap, limits)
+
+
+class _WithRenames(Exception):
+    pass
+
+
+def _by_git_range(repository: pygit2.Repository, base_id: str, head_id: str, limits: DiffLimits) -> list[FileDiff] | None:
+    """From the merge base of BASE_ID and HEAD_ID to HEAD_ID, rendered by one `git diff base...head`
+    (git finds the merge base itself: no process of its own); the records, which git writes before
+    any patch, say whether it may: None past max_files files (libgit2 renders those) and when git
+    fails. Renames to detect (`_renames`' rule, on the records) mean a second `git diff`, with -M."""
+    files = min(limits.max_files, limits.max_listed)
+
+    def admit(records: list[_Raw], renames: bool) -> None:
+        if len(records) > files:
+            raise ValueError("more files than git renders here")
+        if not renames and _raw_renames(repository.odb, records, limits):
+            raise _WithRenames()
+
+    cap = 2 * limits.max_bytes + files * 1024 + 65536
+    for renames in (False, True):
+        patches = _GitPatches(repository, limits, lambda records, renames=renames: admit(records, renames))
+        try:
+            return _rendered(_git_diff(repository, limits, renames, f"{base_id}...{head_id}"), patches, cap, limits)
+        except _WithRenames:
             continue
-        text = _within(_as_libgit2(_without_headers(patch), raw), limits.max_patch_bytes)
-        if text is not None and text.startswith("Binary files "):
-            text = None if _larger_blob(repository.odb, raw) > limits.max_blob_bytes else text
-        if text is None:
-            found.append(_git_entry(raw, "", True, False))
-        else:
-            budget.spend(text)
-            found.append(_git_entry(raw, text, False, False))
-    return found
+    return None
+
+
+def _raw_renames(odb: pygit2.Odb, records: list[_Raw], limits: DiffLimits) -> bool:
+    """`_renames` on the records of a diff without renames."""
+    if len(records) > limits.rename_max_files:
+        return False
+    statuses = {raw[6] for raw in records}
+    if not ("A" in statuses and "D" in statuses):
+        return False
+    return sum(_larger_blob(odb, raw) for raw in records) <= limits.rename_max_bytes
 
 
 _ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\"}
@@ -314,8 +402,10 @@ def _as_libgit2(text: str, raw: _Raw) -> str:
     """Git's patch text as libgit2 writes it: no tab after a file name with a space in the `---` and
     `+++` lines, and those lines even for an empty file added or deleted."""
     if text.startswith("--- "):
-        first, second, rest = text.split("\n", 2)
-        if first.endswith("\t") or second.endswith("\t"):
+        first = text.find("\n")
+        second = text.find("\n", first + 1)
+        if text[first - 1] == "\t" or text[second - 1] == "\t":
+            first, second, rest = text.split("\n", 2)
             text = f"{first.removesuffix(chr(9))}\n{second.removesuffix(chr(9))}\n{rest}"
     elif not text and raw[6] == "A":
         text = f"--- /dev/null\n+++ {_quoted('b/' + raw[1])}\n"
@@ -433,8 +523,12 @@ def compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLim
 
 
 def _changes(repository: pygit2.Repository, base_id: str, head: pygit2.Commit, limits: DiffLimits) -> list[FileDiff]:
-    """The files changed from the merge base of BASE_ID and HEAD to HEAD."""
+    """The files changed from the merge base of BASE_ID and HEAD to HEAD: by one `git diff` when it
+    can, else the merge base first (none: from nothing), then `file_diffs`."""
     head_id = str(head.id)
+    found = _by_git_range(repository, base_id, head_id, limits)
+    if found is not None:
+        return found
     merged = _git(Path(repository.path), limits.compare_seconds, "merge-base", "--end-of-options", base_id,
                   head_id).stdout.strip()  # fmt: skip
     start = repository[pygit2.Oid(hex=merged)] if merged else None

@@ -278,6 +278,18 @@ def branch_names(path: Path) -> list[str]:
     return sorted(name[len(HEADS) :] for name in repository.references if name.startswith(HEADS))
 
 
+def branches_containing(path: Path, sha: str) -> list[str]:
+    """Names of the branches whose history has commit SHA (a full id), sorted (`git branch --contains`)."""
+    repository = open_repository(path)
+    wanted = pygit2.Oid(hex=sha)
+    found = []
+    for name in sorted(ref[len(HEADS) :] for ref in repository.references if ref.startswith(HEADS)):
+        tip = repository.references[HEADS + name].peel(pygit2.Commit).id
+        if tip == wanted or repository.descendant_of(tip, wanted):
+            found.append(name)
+    return found
+
+
 def set_head_branch(path: Path, branch: str) -> None:
     open_repository(path).set_head(HEADS + branch)
 

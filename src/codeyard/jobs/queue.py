@@ -119,6 +119,11 @@ def finish_in(session: Session, job: Job) -> bool:
     return result.rowcount == 1
 
 
+def cancel(session: Session, job_id: int) -> None:
+    """Remove the job JOB_ID in the caller's transaction unless a worker holds it (it runs then)."""
+    session.execute(delete(Job).where(Job.id == job_id, Job.state == PENDING))
+
+
 def finish(db: Database, job: Job) -> bool:
     """The job is done: remove it. False when its lease was lost to another worker."""
     with db.transaction() as session:

@@ -66,7 +66,8 @@ def parse_labels(text: str | None) -> list[str]:
 
 def find(session: Session, project: Project, mr_id: int) -> MergeRequest:
     """PROJECT's request MR_ID (the global id); 404 `404 Not found` otherwise."""
-    mr = session.get(MergeRequest, mr_id) if is_id(mr_id) else None
+    options = (joinedload(MergeRequest.author), joinedload(MergeRequest.assignee))  # what its entity shows
+    mr = session.get(MergeRequest, mr_id, options=options) if is_id(mr_id) else None
     if mr is None or mr.target_project_id != project.id:
         raise RecordNotFound()
     return mr
@@ -175,7 +176,9 @@ def _next_iid(session: Session, target: Project) -> int:
     ) + 1
 
 
-def create(session: Session, rt, actor, source: Project, fields: dict[str, Any]) -> MergeRequest:
+def create(session: Session, rt, actor, source: Project, fields: dict[str, Any]) -> tuple[MergeRequest, StatusCheck]:
+    """Record the request and its `opened` event; its head and status come from the check returned
+    (`run_check` with no transaction open, then `finish_check` fires the `open` hook)."""
     target = _target(session, actor, source, fields.get("target_project_id"))
     mr = MergeRequest(
         source_project_id=source.id,
@@ -195,15 +198,14 @@ def create(session: Session, rt, actor, source: Project, fields: dict[str, Any])
     mr.iid = _next_iid(session, target)
     session.add(mr)
     session.flush()
-    refresh_head(session, rt, mr)
-    check_status(session, rt, mr)
-    _record(session, rt, target, actor, mr, events.CREATED, "open")
-    return mr
+    events.record(session, target, actor.id, events.CREATED, target_id=mr.id, target_type="MergeRequest", title=mr.title)
+    return mr, plan_check(session, rt, mr, move_head=True, hook="open")
 
 
 def update(
     session: Session, rt, actor, project: Project, mr: MergeRequest, fields: dict[str, Any]
-) -> MergeRequest:
+) -> tuple[MergeRequest, StatusCheck | None]:
+    """Change MR; when its target changes or it is reopened, the check returned computes its status."""
     if "source_branch" in fields:
         raise BadRequest("Source branch cannot be changed")
     for name in ("title", "description"):
@@ -213,13 +215,13 @@ def update(
         mr.labels = parse_labels(fields["labels"])
     if "assignee_id" in fields:
         mr.assignee_id = _assignee(session, actor, project, fields["assignee_id"])
+    check = None
     if fields.get("target_branch") not in (None, mr.target_branch):
         mr.target_branch = fields["target_branch"]
-        mr.merge_status = UNCHECKED
         source = _source(session, mr)
         if source is not None:
             _check(session, rt, mr, source, project)
-        check_status(session, rt, mr)
+        check = plan_check(session, rt, mr, move_head=False)
     mr.updated_at = utcnow()
     session.flush()
     event = fields.get("state_event")
@@ -228,23 +230,100 @@ def update(
         _record(session, rt, project, actor, mr, events.CLOSED, "close")
     elif event == "reopen" and mr.state == CLOSED:
         mr.state = REOPENED
-        refresh_head(session, rt, mr)
-        check_status(session, rt, mr)
-        _record(session, rt, project, actor, mr, events.REOPENED, "reopen")
+        events.record(session, project, actor.id, events.REOPENED, target_id=mr.id, target_type="MergeRequest",
+                      title=mr.title)  # fmt: skip
+        check = plan_check(session, rt, mr, move_head=True, hook="reopen")
     else:
         _hook(session, rt, project, actor, mr, "update")
     session.flush()
+    return mr, check
+
+
+# --- the head ref and merge_status, with no transaction open -------------------------------------
+# The change is recorded first with merge_status `unchecked` and a CHECK_KIND job due after
+# CHECK_SECONDS; git moves the head ref and runs the trial merge with no transaction open; a second
+# short transaction records the status while the request still waits for it (a push's job may have
+# recorded a newer one meanwhile). A process that dies between leaves the job to do it.
+
+CHECK_KIND = "merge_request.check_status"
+CHECK_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class StatusCheck:
+    """What the head ref and the trial merge need, as plain values; HOOK is fired once recorded."""
+
+    mr_id: int
+    iid: int
+    target: Path
+    source: Path | None  # set when the head ref is to follow the source branch
+    source_branch: str
+    target_branch: str
+    hook: str | None = None
+    job_id: int | None = None  # the job to remove once recorded
+
+
+def _status_check(session: Session, rt, mr: MergeRequest, move_head: bool, hook: str | None = None,
+                  job_id: int | None = None) -> StatusCheck:  # fmt: skip
+    source = _source(session, mr) if move_head else None
+    target = session.get(Project, mr.target_project_id)
+    return StatusCheck(mr.id, mr.iid, path_of(rt, target), path_of(rt, source) if source else None,
+                       mr.source_branch, mr.target_branch, hook, job_id)  # fmt: skip
+
+
+def plan_check(session: Session, rt, mr: MergeRequest, move_head: bool, hook: str | None = None) -> StatusCheck:
+    """MR waits for its status (`unchecked`), and the job that computes it should this check never finish."""
+    mr.merge_status = UNCHECKED
+    job = queue.enqueue(session, CHECK_KIND, {"merge_request_id": mr.id}, delay=CHECK_SECONDS)
+    session.flush()
+    return _status_check(session, rt, mr, move_head, hook, job.id)
+
+
+def run_check(check: StatusCheck) -> bool | None:
+    """Git's part, with no transaction open: the head ref moved (when asked), then the trial merge;
+    None when git failed (logged; the job tries again)."""
+    try:
+        if check.source is not None:
+            merge_refs.keep_head(check.target, check.source, check.source_branch, check.iid)
+        return merge_refs.can_merge(check.target, check.target_branch, merge_refs.head_sha(check.target, check.iid))
+    except Exception:
+        log.exception("merge request %s: head or status not computed", check.mr_id)
+        return None
+
+
+def finish_check(session: Session, rt, actor, check: StatusCheck, mergeable: bool | None) -> MergeRequest:
+    """Record MERGEABLE while the request is open, still `unchecked` and into the same branch, then
+    fire the check's hook (its last commit is the head just moved). Its job is not needed any more
+    unless git failed."""
+    if mergeable is not None:
+        if check.job_id is not None:
+            queue.cancel(session, check.job_id)
+        session.execute(
+            update_rows(MergeRequest)
+            .where(MergeRequest.id == check.mr_id, MergeRequest.merge_status == UNCHECKED,
+                   MergeRequest.target_branch == check.target_branch, MergeRequest.open)
+            .values(merge_status=CAN_BE_MERGED if mergeable else CANNOT_BE_MERGED)
+            .execution_options(synchronize_session="fetch")
+        )  # fmt: skip
+    mr = session.get(MergeRequest, check.mr_id, populate_existing=True)  # as recorded, by whichever check
+    if check.hook is not None and mr is not None:
+        _hook(session, rt, session.get(Project, mr.target_project_id), actor, mr, check.hook)
     return mr
 
 
-def refresh_head(session: Session, rt, mr: MergeRequest) -> str | None:
-    """Move the request's head ref in the target repository to its source branch."""
-    source = _source(session, mr)
-    target = session.get(Project, mr.target_project_id)
-    if source is None:
-        return None
-    with reading(target, "Repository"):
-        return merge_refs.keep_head(path_of(rt, target), path_of(rt, source), mr.source_branch, mr.iid)
+def check_later(rt, job) -> None:
+    """The job of `plan_check`: a request still `unchecked` (its check never finished) gets its head
+    and status now."""
+    with rt.db.transaction(write=False) as session:
+        mr = session.get(MergeRequest, job.payload["merge_request_id"])
+        if mr is None or not mr.open or mr.merge_status != UNCHECKED:
+            return
+        check = _status_check(session, rt, mr, move_head=True)
+    mergeable = run_check(check)
+    if mergeable is None:
+        raise queue.Retry("git failed")
+    with rt.db.transaction() as session:
+        finish_check(session, rt, None, check, mergeable)
 
 
 def comparison(rt, project: Project, mr: MergeRequest, *, commits: bool = True, files: bool = True) -> diffs.Comparison:
@@ -387,20 +466,44 @@ def may_merge(session: Session, project: Project, access, mr: MergeRequest) -> b
     return branch_policy.may_push_to(access, protections(session, project).get(mr.target_branch))
 
 
-def begin_merge(session: Session, rt, project: Project, access, actor, mr: MergeRequest, args: dict) -> MergePlan | None:
-    """The checks of an accept, in GitLab's order (401, 405, 409), then the request is locked.
-    None when the request waits for its builds instead: merge when build succeeds was asked and
-    the source head has unfinished builds (without any, it merges at once)."""
+@dataclass(frozen=True)
+class Trial:
+    """A trial merge run before the accept's transaction: the head and target branch it merged."""
+
+    head: str | None
+    target_branch: str
+    mergeable: bool
+
+
+def trial_merge(rt, project: Project, mr: MergeRequest) -> Trial:
+    """Git's part of an accept's checks, run with no transaction open."""
+    path = path_of(rt, project)
+    with reading(project, "Repository"):
+        head = merge_refs.head_sha(path, mr.iid)
+        return Trial(head, mr.target_branch, merge_refs.can_merge(path, mr.target_branch, head))
+
+
+def may_accept(session: Session, project: Project, access, mr: MergeRequest) -> None:
+    """The first checks of an accept, in GitLab's order: 401, then 405."""
     if not may_merge(session, project, access, mr):
         raise Unauthorized()
     if not mr.open or mr.work_in_progress:
         raise MethodNotAllowed()
+
+
+def begin_merge(session: Session, rt, project: Project, access, actor, mr: MergeRequest, args: dict,
+                trial: Trial | None = None) -> MergePlan | None:  # fmt: skip
+    """The checks of an accept, in GitLab's order (401, 405, 409), then the request is locked.
+    TRIAL, run before this transaction, stands for the trial merge while it merged this head into
+    this branch (else one runs here). None when the request waits for its builds instead: merge when
+    build succeeds was asked and the source head has unfinished builds (without any, it merges at once)."""
+    may_accept(session, project, access, mr)
     path = path_of(rt, project)
     with reading(project, "Repository"):
         head = merge_refs.head_sha(path, mr.iid)
     if args.get("sha") and args["sha"] != head:
         raise Conflict("SHA does not match HEAD of source branch: " + (head or ""))
-    if head is None or check_status(session, rt, mr) != CAN_BE_MERGED:
+    if head is None or _merge_status(session, rt, mr, head, trial) != CAN_BE_MERGED:
         raise MethodNotAllowed("Branch cannot be merged")
     if args.get("merged_when_build_succeeds") and pipelines.builds_unfinished(session, mr.source_project_id, head):
         _wait_for_builds(session, actor, mr, args)
@@ -413,6 +516,13 @@ def begin_merge(session: Session, rt, project: Project, access, actor, mr: Merge
     )  # fmt: skip
     lock(session, mr, actor)
     return plan
+
+
+def _merge_status(session: Session, rt, mr: MergeRequest, head: str, trial: Trial | None) -> str:
+    if trial is None or (trial.head, trial.target_branch) != (head, mr.target_branch):
+        return check_status(session, rt, mr)
+    mr.merge_status = CAN_BE_MERGED if trial.mergeable else CANNOT_BE_MERGED
+    return mr.merge_status
 
 
 # A request still `locked` this long after an accept began lost its accept (the process died between
@@ -571,6 +681,12 @@ def merge_when_build_succeeded(rt, job) -> None:
     still waits, its head is the pipeline's sha and that commit's builds succeeded; otherwise leave
     it as it is."""
     data = job.payload
+    with rt.db.transaction(write=False) as session:
+        mr = session.get(MergeRequest, data["merge_request_id"])
+        if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
+            return
+        trial_of = (session.get(Project, mr.target_project_id), mr)
+    trial = trial_merge(rt, *trial_of)
     with rt.db.transaction() as session:
         mr = session.get(MergeRequest, data["merge_request_id"])
         if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
@@ -580,7 +696,8 @@ def merge_when_build_succeeded(rt, job) -> None:
         project, actor = session.get(Project, mr.target_project_id), session.get(User, mr.merge_user_id)
         params = {**(mr.merge_params or {}), "sha": data["sha"]}
         try:
-            plan = begin_merge(session, rt, project, access_service.access(session, actor, project), actor, mr, params)
+            plan = begin_merge(session, rt, project, access_service.access(session, actor, project), actor, mr, params,
+                               trial)  # fmt: skip
         except CodeyardError as refused:
             log.info("merge request %s was not merged after its build succeeded: %s", mr.id, refused)
             return

@@ -1,7 +1,8 @@
 """Builds: the project's list (paginated, by state), one build with its trace, and cancel/retry.
 Reading needs `read_build`, acting `update_build`, as in the API (api/v3/builds.py); both call
 services.ci.builds. A running build's page follows its trace through `.../trace?offset=N`
-(static/builds.js polls it; no inline script)."""
+(static/builds.js polls it; no inline script). Artifacts download at `.../artifacts/download`
+(GitLab 8's path) through the API's response, never through an /api/v3 link."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import math
 
 from starlette.responses import Response
 
+from ..api.ci import artifacts_response
 from ..api.context import Ctx
 from ..db.models.ci import ACTIVE_STATES, BUILD_STATES
 from ..errors import NotFound
@@ -57,7 +59,14 @@ async def build_page(ctx: Ctx) -> Response:
                "retry": may_update and p.project.builds_enabled and bool(build.commands)}  # fmt: skip
     return _render(ctx, "build.html", p, "builds", build=build, runner=runner, buttons=buttons,
                    trace=shown.decode("utf-8", "replace"), cut=len(data) - len(shown), offset=len(data),
-                   following=build.status in ACTIVE_STATES)  # fmt: skip
+                   following=build.status in ACTIVE_STATES and not build.generic)  # fmt: skip
+
+
+@page(ONE + "/artifacts/download")
+def artifacts_download(ctx: Ctx) -> Response:
+    """The build's artifacts archive, as the API serves it (reference 9.2), for `read_build`."""
+    p = load(ctx, policy.READ_BUILD)
+    return artifacts_response(ctx, _find(ctx, p))
 
 
 @page(ONE + "/trace")

@@ -10,6 +10,7 @@ from starlette.responses import Response
 
 from ..api.context import Ctx
 from ..api.v3.merge_requests import accept as accept_request
+from ..api.v3.merge_requests import checked
 from ..db.models.merge_requests import CLOSED, MERGED, OPENED
 from ..errors import BadRequest
 from ..policies import projects as policy
@@ -102,10 +103,10 @@ async def accept(ctx: Ctx) -> Response:
 
 
 def _state_event(event: str):
-    def change(ctx: Ctx) -> Response:
+    async def change(ctx: Ctx) -> Response:
         p, mr = _acting(ctx, policy.UPDATE_MERGE_REQUEST)
-        merge_requests.update(ctx.session, ctx.rt, ctx.actor, p.project, mr, {"state_event": event})
-        return _back(ctx, p, mr)
+        mr, check = merge_requests.update(ctx.session, ctx.rt, ctx.actor, p.project, mr, {"state_event": event})
+        return _back(ctx, p, await checked(ctx, mr, check))
 
     change.__name__ = f"{event}_request"
     return change

@@ -6,7 +6,7 @@ from ..api.routing import Route
 
 
 def all_pages() -> list[Route]:
-    from . import builds, home, merge_requests, repository, settings  # noqa: F401
+    from . import builds, home, merge_requests, pipelines, repository, settings  # noqa: F401
     from .core import PAGES
 
     return PAGES.routes

@@ -1,19 +1,31 @@
 """Commit statuses (GitLab 8.6 lib/api/commit_statuses.rb): the statuses of one commit, which are its
-builds. Reading needs `read_commit_status` (reporters; everyone who can read a public or internal
-project)."""
+builds and the external statuses posted for it. Reading needs `read_commit_status` (reporters;
+everyone who can read a public or internal project); posting needs `create_commit_status`
+(developers)."""
 
 from __future__ import annotations
 
 from ...entities.builds import CommitStatus, commit_status
+from ...git.refs import is_ref_name
 from ...services import repository
-from ...services.ci import builds
+from ...services.ci import builds, statuses
 from .. import paging
 from ..context import Ctx
 from ..guards import project_guard
-from ..params import Bool, Str
+from ..params import Bool, Str, Url
 from ..registry import API
 
 READ = (project_guard("read_commit_status"),)
+CREATE = (project_guard("create_commit_status"),)
+MAX_TEXT = 1024
+POSTED = (
+    Str("state", required=True, doc="pending, running, success, failed or canceled"),
+    Str("ref", max_length=255, check=lambda ref: [] if is_ref_name(ref) else ["is invalid"],
+        doc="The branch or tag (default: the first branch, by name, that has the commit)"),
+    Str("name", max_length=255, aliases=("context",), doc="The status's label (alias `context`; default `default`)"),
+    Url("target_url", max_length=MAX_TEXT, doc="An http or https URL where the status is explained"),
+    Str("description", max_length=MAX_TEXT, multiline=True, doc="A short description of the status"),
+)  # fmt: skip
 FILTERS = (
     Str("ref", max_length=255, doc="Only statuses of this ref"),
     Str("stage", max_length=255, doc="Only statuses of this stage"),
@@ -38,3 +50,17 @@ async def list_statuses(ctx: Ctx) -> paging.Page[CommitStatus]:
         ctx.session, ctx.project, info.id, filters, bool(ctx.args.get("all")), window.offset, window.limit
     )
     return paging.Page([commit_status(b, ctx.view) for b in found], total, window)
+
+
+@API.post(
+    "/projects/:id/statuses/:sha",
+    guards=CREATE,
+    params=POSTED,
+    summary="Record an external status of a commit (created, or moved while pending or running): 201 with it",
+)
+async def post_status(ctx: Ctx) -> CommitStatus:
+    info = await ctx.off_loop(repository.commit, ctx.rt, ctx.project, ctx.path_params["sha"])
+    ref, tag = await ctx.off_loop(statuses.ref_for, ctx.rt, ctx.project, info.id, ctx.args.get("ref"))
+    fields = {key: ctx.args.get(key) for key in ("state", "name", "target_url", "description")}
+    found = statuses.post(ctx.session, ctx.rt, ctx.project, ctx.actor, info.id, ref, tag, fields)
+    return commit_status(found, ctx.view)

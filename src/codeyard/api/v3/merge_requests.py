@@ -121,9 +121,18 @@ LABELS = Str("labels", max_length=10_000, nullable=True, doc="A comma-separated 
     status=200,
     summary="Create a merge request (:id is the source project); 200 (reference DECISIONS row 1)",
 )
-def create_merge_request(ctx: Ctx) -> MergeRequest:
-    mr = merge_requests.create(ctx.session, ctx.rt, ctx.actor, ctx.project, ctx.args)
-    return render(ctx, mr, with_iid=False)
+async def create_merge_request(ctx: Ctx) -> MergeRequest:
+    mr, check = merge_requests.create(ctx.session, ctx.rt, ctx.actor, ctx.project, ctx.args)
+    return render(ctx, await checked(ctx, mr, check), with_iid=False)
+
+
+async def checked(ctx: Ctx, mr, check):
+    """MR once CHECK ran: git moves its head ref and runs the trial merge after the request's
+    transaction committed, and a second short transaction records the status."""
+    if check is None:
+        return mr
+    mergeable = await ctx.off_loop(merge_requests.run_check, check)
+    return merge_requests.finish_check(ctx.session, ctx.rt, ctx.actor, check, mergeable)
 
 
 @single(
@@ -140,9 +149,9 @@ def create_merge_request(ctx: Ctx) -> MergeRequest:
     ),
     summary="Update a merge request; state_event close or reopen",
 )
-def update_merge_request(ctx: Ctx) -> MergeRequest:
-    mr = merge_requests.update(ctx.session, ctx.rt, ctx.actor, ctx.project, request_of(ctx), ctx.args)
-    return render(ctx, mr, with_iid=False)
+async def update_merge_request(ctx: Ctx) -> MergeRequest:
+    mr, check = merge_requests.update(ctx.session, ctx.rt, ctx.actor, ctx.project, request_of(ctx), ctx.args)
+    return render(ctx, await checked(ctx, mr, check), with_iid=False)
 
 
 @single(
@@ -164,8 +173,12 @@ async def accept_merge_request(ctx: Ctx) -> MergeRequest:
 
 async def accept(ctx: Ctx, project, access, mr, args: dict):
     """Accept MR in the three phases of services.merge_requests (the API and the web pages alike); a
-    request that waits for its builds is only marked."""
-    plan = merge_requests.begin_merge(ctx.session, ctx.rt, project, access, ctx.actor, mr, args)
+    request that waits for its builds is only marked. The trial merge runs before the transaction
+    that locks the request, which reads the request again."""
+    merge_requests.may_accept(ctx.session, project, access, mr)
+    trial = await ctx.off_loop(merge_requests.trial_merge, ctx.rt, project, mr)
+    ctx.session.refresh(mr)
+    plan = merge_requests.begin_merge(ctx.session, ctx.rt, project, access, ctx.actor, mr, args, trial)
     if plan is None:  # waits for its builds
         return mr
     ctx.commit()  # the request is locked: git writes the merge outside the write transaction

@@ -62,9 +62,11 @@ class Build(Base):
     """One job of a pipeline's stage, as run (or to be run) by a runner.
 
     A retry makes a new build and marks the old one `retried`: only builds that are not retried
-    count for the pipeline's status and stage progression. `token_digest` is the digest of the
-    token handed to the runner that claimed it (clone over HTTP, trace, artifacts); it is cleared
-    when the build finishes, so the token works only while the build runs.
+    count for the pipeline's status and stage progression. A `generic` row is an external commit
+    status (GitLab 8's GenericCommitStatus, posted through the API): it counts for the pipeline's
+    status but has no commands, never goes to a runner and never starts a stage. `token_digest`
+    is the digest of the token handed to the runner that claimed it (clone over HTTP, trace,
+    artifacts); it is cleared when the build finishes, so the token works only while the build runs.
     """
 
     __tablename__ = "ci_builds"
@@ -97,6 +99,9 @@ class Build(Base):
     trace_size: Mapped[int] = mapped_column(Integer, default=0)
     artifacts_file: Mapped[str | None] = mapped_column(String(255))
     artifacts_size: Mapped[int | None] = mapped_column(Integer)
+    generic: Mapped[bool] = mapped_column(Boolean, default=False)
+    target_url: Mapped[str | None] = mapped_column(String(1024))
+    description: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
@@ -110,8 +115,9 @@ class Build(Base):
 Index("ix_ci_builds_project_id_id", Build.project_id, Build.id)
 Index("ix_ci_builds_pipeline_id_stage_idx", Build.pipeline_id, Build.stage_idx)
 # The runners' queue: only pending builds not yet handed out are in this index, oldest first,
-# so a claim reads a few index entries whatever the number of finished builds.
-_QUEUED = text("status = 'pending' AND runner_id IS NULL")
+# so a claim reads a few index entries whatever the number of finished builds. External statuses
+# (generic) are never handed out, so they are not in it.
+_QUEUED = text("status = 'pending' AND runner_id IS NULL AND NOT generic")
 Index(
     "ix_ci_builds_queue",
     Build.id,

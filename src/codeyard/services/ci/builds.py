@@ -68,14 +68,22 @@ def finish(session: Session, rt, build: Build, state: str) -> bool:
     if not moved:
         return False
     pipeline = pipelines.lock(session, build.pipeline_id)
+    if build.generic:  # an external status: no trace, no stages, no Build Hook (GitLab 8.6)
+        status_changed(session, pipeline)
+        return True
     project = session.get(Project, build.project_id)
     if state != CANCELED and project.build_coverage_regex:
         build.coverage = coverage.extract(project.build_coverage_regex, traces.read(rt, build))
     pipelines.progress(session, pipeline, build)
-    if pipelines.refresh_status(session, pipeline) == SUCCESS:
-        merge_requests.pipeline_succeeded(session, pipeline)
+    status_changed(session, pipeline)
     call_hooks(session, rt, project, pipeline, build)
     return True
+
+
+def status_changed(session: Session, pipeline: Pipeline) -> None:
+    """Derive the pipeline's status again; when it succeeded, merge what waits for it."""
+    if pipelines.refresh_status(session, pipeline) == SUCCESS:
+        merge_requests.pipeline_succeeded(session, pipeline)
 
 
 def call_hooks(session: Session, rt, project: Project, pipeline: Pipeline, build: Build) -> None:
@@ -181,7 +189,7 @@ def cancel(session: Session, rt, build: Build) -> Build:
 def retry(session: Session, rt, project: Project, actor, build: Build) -> Build:
     """A new pending build doing what BUILD did (in any state, as in GitLab 8); BUILD and any
     earlier retry of it stop counting for the pipeline."""
-    if not project.builds_enabled or not build.commands:
+    if not project.builds_enabled or build.generic or not build.commands:
         raise Forbidden(NOT_RETRYABLE)
     session.execute(
         update(Build)

@@ -11,12 +11,14 @@ GitLab 8's Ci::Status rules (`derived_status`) and stored on the row whenever a 
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ...db.models import Build, Pipeline, Project, utcnow
+from ...db.models import Build, Pipeline, Project, is_id, utcnow
 from ...db.models.ci import (
     ALWAYS,
     CANCELED,
@@ -29,6 +31,7 @@ from ...db.models.ci import (
     SKIPPED,
     SUCCESS,
 )
+from ...errors import NotFound
 from ...git import content, repo
 from ...git.refs import HEADS, TAGS, ZERO_SHA
 from . import config as ci_config
@@ -142,19 +145,36 @@ def commit_statuses(session: Session, project_id: int | None, shas) -> dict[str,
 
 
 def derived_status(builds: list[Build]) -> str:
-    """Ci::Status of GitLab 8: builds that failed or were canceled but may fail count as success."""
-    if not builds:
+    return status_of_counts(Counter((b.status, bool(b.allow_failure)) for b in builds))
+
+
+def status_of_counts(counts: Mapping[tuple[str, bool], int]) -> str:
+    """Ci::Status of GitLab 8 from how many builds have each (status, allow_failure): builds that
+    failed or were canceled but may fail count as success."""
+    present = {key for key, number in counts.items() if number}
+    if not present:
         return SKIPPED
-    statuses = [b.status for b in builds]
-    if all(b.status == SUCCESS or (b.allow_failure and b.status in (FAILED, CANCELED)) for b in builds):
+    statuses = {status for status, _ in present}
+    if all(status == SUCCESS or (allowed and status in (FAILED, CANCELED)) for status, allowed in present):
         return SUCCESS
-    if all(s == PENDING for s in statuses):
+    if statuses == {PENDING}:
         return PENDING
-    if any(s in (RUNNING, PENDING) for s in statuses):
+    if statuses & {RUNNING, PENDING}:
         return RUNNING
-    if all(s == CANCELED for s in statuses):
+    if statuses == {CANCELED}:
         return CANCELED
     return FAILED
+
+
+def latest_counts(session: Session, pipeline_id: int) -> dict[tuple[str, bool], int]:
+    """(status, allow_failure) -> how many of the pipeline's latest builds: one grouped query, so a
+    pipeline with thousands of external statuses is not loaded row by row."""
+    query = (
+        select(Build.status, Build.allow_failure, func.count())
+        .where(Build.pipeline_id == pipeline_id, Build.retried.is_(False))
+        .group_by(Build.status, Build.allow_failure)
+    )
+    return {(status, bool(allowed)): number for status, allowed, number in session.execute(query)}
 
 
 def latest_builds(session: Session, pipeline_id: int) -> list[Build]:
@@ -174,7 +194,7 @@ def refresh_status(session: Session, pipeline: Pipeline) -> str:
         status = FAILED
     else:
         session.flush()
-        status = derived_status(latest_builds(session, pipeline.id))
+        status = status_of_counts(latest_counts(session, pipeline.id))
     if status != pipeline.status:
         pipeline.status = status
     finished = status in FINISHED_STATES or status == SKIPPED
@@ -229,3 +249,31 @@ def create_build(session: Session, pipeline: Pipeline, job: dict, user_id: int |
     )
     session.add(build)
     return build
+
+
+# --- reading (the pipeline pages) ------------------------------------------------------------------
+
+
+def find(session: Session, project_id: int, pipeline_id: int) -> Pipeline:
+    """The project's pipeline PIPELINE_ID; NotFound otherwise."""
+    found = session.get(Pipeline, pipeline_id) if is_id(pipeline_id) else None
+    if found is None or found.project_id != project_id:
+        raise NotFound()
+    return found
+
+
+def of_commit(session: Session, project_id: int, sha: str, limit: int) -> list[Pipeline]:
+    """The newest LIMIT pipelines of commit SHA (one per ref it was pushed to), newest first."""
+    query = select(Pipeline).where(Pipeline.project_id == project_id, Pipeline.sha == sha)
+    return list(session.scalars(query.order_by(Pipeline.id.desc()).limit(limit)))
+
+
+def stages_of(session: Session, found: list[Pipeline]) -> dict[int, list[tuple[str, str, list[Build]]]]:
+    """pipeline id -> its stages in order, each (name, derived status, latest builds): one query."""
+    ids = [pipeline.id for pipeline in found]
+    query = select(Build).where(Build.pipeline_id.in_(ids), Build.retried.is_(False))
+    grouped: dict[int, dict[tuple[int, str], list[Build]]] = {pipeline_id: {} for pipeline_id in ids}
+    for build in session.scalars(query.order_by(Build.stage_idx, Build.id)) if ids else ():
+        grouped[build.pipeline_id].setdefault((build.stage_idx, build.stage), []).append(build)
+    return {pipeline_id: [(stage, derived_status(builds), builds) for (_idx, stage), builds in stages.items()]
+            for pipeline_id, stages in grouped.items()}  # fmt: skip

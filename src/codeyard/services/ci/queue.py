@@ -1,15 +1,15 @@
 """The runners' queue: hand the oldest pending build a runner may take to that runner, once.
 
 Candidates come from the partial index `ix_ci_builds_queue` (builds that are pending and not handed
-out), in id order, a bounded batch at a time, joined to the projects the runner serves: its own
-(ci_runner_projects) for a specific runner; for a shared runner every project with builds and
-shared runners enabled (and nothing when the instance turned shared runners off). A build fits
-when its tags are a subset of the runner's. The candidates are read outside the write transaction;
-the claim itself is one conditional UPDATE (`... WHERE id = ? AND status = 'pending' AND runner_id
-IS NULL`) in it, and its row count decides: on PostgreSQL the row is locked first with SKIP LOCKED
-(a build another claim holds is passed over, not waited for; a build claimed and committed no
-longer matches); on SQLite writers are serialised. A lost race moves on to the next candidate, so
-two runners never get one build.
+out; never an external status, a `generic` row), in id order, a bounded batch at a time, joined to
+the projects the runner serves: its own (ci_runner_projects) for a specific runner; for a shared
+runner every project with builds and shared runners enabled (and nothing when the instance turned
+shared runners off). A build fits when its tags are a subset of the runner's. The candidates are
+read outside the write transaction; the claim itself is one conditional UPDATE (`... WHERE id = ?
+AND status = 'pending' AND runner_id IS NULL AND NOT generic`) in it, and its row count decides: on
+PostgreSQL the row is locked first with SKIP LOCKED (a build another claim holds is passed over, not
+waited for; a build claimed and committed no longer matches); on SQLite writers are serialised. A
+lost race moves on to the next candidate, so two runners never get one build.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ def _candidates(shared: bool, sqlite: bool):
     return text(
         f"SELECT ci_builds.id, {tags} AS tag_list FROM ci_builds{hint}"
         " JOIN projects ON projects.id = ci_builds.project_id"
-        " WHERE ci_builds.status = 'pending' AND ci_builds.runner_id IS NULL AND ci_builds.id > :after"
+        " WHERE ci_builds.status = 'pending' AND ci_builds.runner_id IS NULL AND NOT ci_builds.generic"
+        " AND ci_builds.id > :after"
         f" AND projects.builds_enabled {serves} ORDER BY ci_builds.id LIMIT :limit"
     ).columns(id=Integer, tag_list=JsonList)
 
@@ -81,7 +82,7 @@ def _claim_statement(skip_locked: bool):
     """Move build `:build` to running for `:runner` if it is still queued, returning JOB_COLUMNS.
     With SKIP_LOCKED (PostgreSQL) a row another claim holds is passed over at once instead of
     waited for, so racing runners spread over the queue rather than queueing behind its head."""
-    queued = (_builds.c.status == PENDING, _builds.c.runner_id.is_(None))
+    queued = (_builds.c.status == PENDING, _builds.c.runner_id.is_(None), _builds.c.generic.is_(False))
     target = _builds.c.id == bindparam("build", type_=Integer)
     if skip_locked:
         locked = select(_builds.c.id).where(target, *queued).with_for_update(skip_locked=True)

@@ -1,11 +1,13 @@
 // A running build's page follows its trace: <pre data-follow="URL" data-offset="N"> polls URL?offset=N
-// and appends what is new as text (never as HTML) until the build is no longer pending or running.
+// and appends what is new as text (never as HTML) until the build is no longer pending or running;
+// then the Cancel button goes.
 (function () {
   var trace = document.querySelector("pre[data-follow]");
   if (!trace) return;
   var url = trace.getAttribute("data-follow");
   var offset = parseInt(trace.getAttribute("data-offset"), 10) || 0;
   var status = document.getElementById("build-status");
+  var cancel = document.getElementById("build-cancel");
   var decoder = new TextDecoder("utf-8");
   function poll() {
     fetch(url + "?offset=" + offset, { credentials: "same-origin" }).then(function (response) {
@@ -16,6 +18,7 @@
         if (data.byteLength) trace.appendChild(document.createTextNode(decoder.decode(data, { stream: true })));
         if (!isNaN(next)) offset = next;
         if (status && state) { status.textContent = state; status.className = "badge " + state; }
+        if (state && state !== "pending" && state !== "running" && cancel) cancel.remove();
         return state;
       });
     }).then(function (state) {
