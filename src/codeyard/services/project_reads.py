@@ -75,20 +75,23 @@ def _count(condition):
     return select(func.count()).where(condition).scalar_subquery()
 
 
-def _entity_select(page=None):
-    """Every entity column, FROM projects and the joins they need (the caller is `:user_id`); with
-    PAGE (a CTE of whole project rows, already filtered, ordered and cut), FROM it instead: the
-    joins then start from the page's few rows (joining its ids back to projects made PostgreSQL
-    hash-join a scan of every project)."""
-    if page is None:
-        project = Project
+def _entity_select(page=None, whole_rows: bool = False):
+    """Every entity column, FROM projects and the joins they need (the caller is `:user_id`).
+
+    With PAGE, a subquery of the ids of one page, FROM it joined to projects: SQLite then looks
+    each id up by rowid. With WHOLE_ROWS, PAGE is a CTE of whole project rows (filtered, ordered
+    and cut) and the joins start from it: joining ids back to projects made PostgreSQL hash-join
+    a scan of every project, and its correlated fork count scanned all of a small fork_links
+    table per row, so the page's fork counts are grouped once."""
+    project = aliased(Project, page) if whole_rows else Project
+    forks = _fork_counts(page) if whole_rows else None
+    if forks is None:
         forks_count = _count(ForkLink.forked_from_project_id == Project.id)
     else:
-        project = aliased(Project, page)
-        forks = _fork_counts(page)
         forks_count = func.coalesce(forks.c.count, 0)
+    first = project if page is None or whole_rows else page.join(Project, Project.id == page.c.id)
     query = (
-        select(*_columns(project, forks_count)).select_from(project)
+        select(*_columns(project, forks_count)).select_from(first)
         .join(Namespace, Namespace.id == project.namespace_id)
         .outerjoin(_owner, and_(_owner.id == Namespace.owner_id, Namespace.kind == "user"))
         .outerjoin(_fork, _fork.forked_to_project_id == project.id)
@@ -101,7 +104,7 @@ def _entity_select(page=None):
             and_(_group_member.namespace_id == project.namespace_id, _group_member.user_id == USER_ID, Namespace.kind == "group"),
         )
     )  # fmt: skip
-    return query if page is None else query.outerjoin(forks, forks.c.id == project.id)
+    return query if forks is None else query.outerjoin(forks, forks.c.id == project.id)
 
 
 def _fork_counts(page):
@@ -229,8 +232,10 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
 
 
 @functools.cache
-def _page_statements(scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple):
-    """(count, page) statements of one shape of list; built once per shape."""
+def _page_statements(
+    scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple, sqlite: bool = False
+):
+    """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape."""
     conditions = _scope_conditions(scope, open_only, archived, search, visibility)
     source = Project.__table__
     if scope == MEMBER:  # driven from the caller's memberships: see `project_service.authorized`
@@ -243,12 +248,12 @@ def _page_statements(scope: str, open_only: bool, archived: bool, search: bool, 
     else:
         count = select(func.count()).select_from(source).where(*conditions)
     ordering = _ordering(Project, order)
-    page = (
-        select(*Project.__table__.columns).select_from(source).where(*conditions).order_by(*ordering)
-        .limit(bindparam("limit", type_=Integer)).offset(bindparam("offset", type_=Integer))
-        .cte("page")
-    )  # fmt: skip
-    return count, _entity_select(page).order_by(*_ordering(page.c, order))
+    chosen = select(*(Project.id,) if sqlite else Project.__table__.columns).select_from(source).where(*conditions)
+    page = chosen.order_by(*ordering).limit(bindparam("limit", type_=Integer)).offset(bindparam("offset", type_=Integer))
+    if sqlite:  # whole rows through its sorter cost SQLite more than looking 100 ids up
+        return count, _entity_select(page.subquery("page")).order_by(*ordering)
+    page = page.cte("page")
+    return count, _entity_select(page, whole_rows=True).order_by(*_ordering(page.c, order))
 
 
 def _ordering(columns, order: tuple) -> list:
@@ -272,7 +277,7 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
     open_only = query.scope == SEARCH or (query.scope in (STARRED, GROUP) and not user.is_admin)
     count, rows = _page_statements(
         query.scope, open_only, filters.archived is not None, bool(filters.search), filters.visibility is not None,
-        _order(query),
+        _order(query), db.is_sqlite,
     )  # fmt: skip
     params = {
         "user_id": user.id,
