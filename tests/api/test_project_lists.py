@@ -54,6 +54,30 @@ def test_permissions_in_lists(api, world):
     assert len(listed[w["grouped"].id]["runners_token"]) == 20  # a group master may
 
 
+def test_a_project_reached_several_ways_is_listed_once(api, world, projects):
+    """Owner, direct member and group member at once: one row, counted once in X-Total."""
+    w = world
+    projects.add_member(w["grouped"], w["carol"], MASTER)
+    projects.add_member(w["grouped"], w["bob"], DEVELOPER)
+    for who, expected in (("carol", [w["grouped"].id]), ("bob", sorted([w["private"].id, w["grouped"].id]))):
+        response = api.as_(w[who]).get("/projects")
+        assert sorted(ids(response)) == expected and response.headers["x-total"] == str(len(expected))
+
+
+def test_pages_carry_fork_and_star_counts(api, world, admin):
+    w = world
+    for who in ("bob", "carol"):
+        assert api.as_(w[who]).post(f"/projects/fork/{w['public'].id}").status_code == 201
+    assert api.as_(w["bob"]).post(f"/projects/{w['internal'].id}/star").status_code == 201
+    for client, path in ((api.as_(w["alice"]), "/projects"), (api.as_(admin), "/projects/all")):
+        listed = {p["id"]: p for p in client.get(path, params={"per_page": 100}).json()}
+        assert [listed[w[name].id]["forks_count"] for name in ("private", "internal", "public")] == [0, 0, 2], path
+        assert [listed[w[name].id]["star_count"] for name in ("private", "internal", "public")] == [0, 1, 0], path
+    forks = [p for p in api.as_(admin).get("/projects/all").json() if p.get("forked_from_project")]
+    assert len(forks) == 2 and {p["forked_from_project"]["id"] for p in forks} == {w["public"].id}
+    assert all(p["forks_count"] == 0 for p in forks)
+
+
 def test_owned(api, world):
     w = world
     assert sorted(ids(api.as_(w["alice"]).get("/projects/owned"))) == sorted([w["private"].id, w["internal"].id, w["public"].id])

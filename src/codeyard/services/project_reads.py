@@ -46,50 +46,76 @@ def _text(column, name: str):
     return type_coerce(column, UtcIsoText()).label(name)
 
 
-COLUMNS = (
-    Project.id, Project.namespace_id, Project.name, Project.path, Project.description,
-    func.coalesce(Project.default_branch, INITIAL_BRANCH).label("head_branch"),
-    Project.visibility_level, Project.issues_enabled, Project.merge_requests_enabled, Project.builds_enabled,
-    Project.wiki_enabled, Project.snippets_enabled, Project.shared_runners_enabled, Project.public_builds,
-    Project.archived, Project.tag_list, Project.creator_id, Project.runners_token_nonce,
-    _text(Project.created_at, "created_at"), _text(Project.last_activity_at, "last_activity_at"),
-    Namespace.name.label("ns_name"), Namespace.path.label("ns_path"), Namespace.kind.label("ns_kind"),
-    Namespace.owner_id.label("ns_owner_id"), Namespace.description.label("ns_description"),
-    Namespace.visibility_level.label("ns_visibility_level"), _text(Namespace.created_at, "ns_created_at"),
-    _text(Namespace.updated_at, "ns_updated_at"),
-    _owner.id.label("owner_id"), _owner.name.label("owner_name"), _owner.username.label("owner_username"),
-    _owner.state.label("owner_state"), _owner.email.label("owner_email"), _text(_owner.created_at, "owner_created_at"),
-    select(func.count()).where(Star.project_id == Project.id).correlate(Project).scalar_subquery().label("star_count"),
-    select(func.count()).where(ForkLink.forked_from_project_id == Project.id).correlate(Project).scalar_subquery()
-    .label("forks_count"),
-    _source.id.label("source_id"), _source.name.label("source_name"), _source.path.label("source_path"),
-    _source_ns.name.label("source_ns_name"), _source_ns.path.label("source_ns_path"),
-    _source_ns.kind.label("source_ns_kind"), _source_owner.name.label("source_owner_name"),
-    _member.access_level.label("member_level"), _member.notification_level.label("member_notification"),
-    _group_member.access_level.label("group_level"), _group_member.notification_level.label("group_notification"),
-)  # fmt: skip
-
-
-def _entity_select(page=None):
-    """Every entity column, FROM projects and the joins they need (the caller is `:user_id`); with
-    PAGE (a subquery of ids), FROM it first: the planner then starts from the page's few ids
-    instead of joining every project (PostgreSQL does when its statistics are thin)."""
-    if page is None:
-        query = select(*COLUMNS).select_from(Project)
-    else:
-        query = select(*COLUMNS).select_from(page).join(Project, Project.id == page.c.id)
+def _columns(project, forks_count):
+    """The entity's columns, PROJECT being `Project` or an alias of a page of its rows."""
     return (
-        query.join(Namespace, Namespace.id == Project.namespace_id)
+        project.id, project.namespace_id, project.name, project.path, project.description,
+        func.coalesce(project.default_branch, INITIAL_BRANCH).label("head_branch"),
+        project.visibility_level, project.issues_enabled, project.merge_requests_enabled, project.builds_enabled,
+        project.wiki_enabled, project.snippets_enabled, project.shared_runners_enabled, project.public_builds,
+        project.archived, project.tag_list, project.creator_id, project.runners_token_nonce,
+        _text(project.created_at, "created_at"), _text(project.last_activity_at, "last_activity_at"),
+        Namespace.name.label("ns_name"), Namespace.path.label("ns_path"), Namespace.kind.label("ns_kind"),
+        Namespace.owner_id.label("ns_owner_id"), Namespace.description.label("ns_description"),
+        Namespace.visibility_level.label("ns_visibility_level"), _text(Namespace.created_at, "ns_created_at"),
+        _text(Namespace.updated_at, "ns_updated_at"),
+        _owner.id.label("owner_id"), _owner.name.label("owner_name"), _owner.username.label("owner_username"),
+        _owner.state.label("owner_state"), _owner.email.label("owner_email"), _text(_owner.created_at, "owner_created_at"),
+        _count(Star.project_id == project.id).label("star_count"),
+        forks_count.label("forks_count"),
+        _source.id.label("source_id"), _source.name.label("source_name"), _source.path.label("source_path"),
+        _source_ns.name.label("source_ns_name"), _source_ns.path.label("source_ns_path"),
+        _source_ns.kind.label("source_ns_kind"), _source_owner.name.label("source_owner_name"),
+        _member.access_level.label("member_level"), _member.notification_level.label("member_notification"),
+        _group_member.access_level.label("group_level"), _group_member.notification_level.label("group_notification"),
+    )  # fmt: skip
+
+
+def _count(condition):
+    return select(func.count()).where(condition).scalar_subquery()
+
+
+def _entity_select(page=None, whole_rows: bool = False):
+    """Every entity column, FROM projects and the joins they need (the caller is `:user_id`).
+
+    With PAGE, a subquery of the ids of one page, FROM it joined to projects: SQLite then looks
+    each id up by rowid. With WHOLE_ROWS, PAGE is a CTE of whole project rows (filtered, ordered
+    and cut) and the joins start from it: joining ids back to projects made PostgreSQL hash-join
+    a scan of every project, and its correlated fork count scanned all of a small fork_links
+    table per row, so the page's fork counts are grouped once."""
+    project = aliased(Project, page) if whole_rows else Project
+    forks = _fork_counts(page) if whole_rows else None
+    if forks is None:
+        forks_count = _count(ForkLink.forked_from_project_id == Project.id)
+    else:
+        forks_count = func.coalesce(forks.c.count, 0)
+    first = project if page is None or whole_rows else page.join(Project, Project.id == page.c.id)
+    query = (
+        select(*_columns(project, forks_count)).select_from(first)
+        .join(Namespace, Namespace.id == project.namespace_id)
         .outerjoin(_owner, and_(_owner.id == Namespace.owner_id, Namespace.kind == "user"))
-        .outerjoin(_fork, _fork.forked_to_project_id == Project.id)
+        .outerjoin(_fork, _fork.forked_to_project_id == project.id)
         .outerjoin(_source, _source.id == _fork.forked_from_project_id)
         .outerjoin(_source_ns, _source_ns.id == _source.namespace_id)
         .outerjoin(_source_owner, and_(_source_owner.id == _source_ns.owner_id, _source_ns.kind == "user"))
-        .outerjoin(_member, and_(_member.project_id == Project.id, _member.user_id == USER_ID))
+        .outerjoin(_member, and_(_member.project_id == project.id, _member.user_id == USER_ID))
         .outerjoin(
             _group_member,
-            and_(_group_member.namespace_id == Project.namespace_id, _group_member.user_id == USER_ID, Namespace.kind == "group"),
+            and_(_group_member.namespace_id == project.namespace_id, _group_member.user_id == USER_ID, Namespace.kind == "group"),
         )
+    )  # fmt: skip
+    return query if forks is None else query.outerjoin(forks, forks.c.id == project.id)
+
+
+def _fork_counts(page):
+    """(id, count) of the projects of PAGE that have forks. Grouped once for the page: as a
+    correlated subquery per row, PostgreSQL scans all of a small fork_links table for each."""
+    source = ForkLink.forked_from_project_id
+    return (
+        select(source.label("id"), func.count().label("count"))
+        .where(source.in_(select(page.c.id)))
+        .group_by(source)
+        .subquery("forks")
     )
 
 
@@ -183,36 +209,55 @@ def _open_to_caller():
     )
 
 
-@functools.cache
-def _page_statements(scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple):
-    """(count, page) statements of one shape of list; built once per shape."""
-    ids = select(Project.id)
-    if search:  # the namespace's name is searched too
-        ids = ids.join(Namespace, Namespace.id == Project.namespace_id)
-    if scope == MEMBER:
-        ids = ids.where(Project.id.in_(project_service.authorized(USER_ID)))
-    elif scope == OWNED:
-        ids = ids.where(Project.id.in_(project_service.owned(USER_ID)))
+def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool, visibility: bool) -> list:
+    """The WHERE conditions on projects (and their namespace when SEARCH) of one shape of list."""
+    conditions = []
+    if scope == OWNED:
+        conditions.append(Project.id.in_(project_service.owned(USER_ID)))
     elif scope == STARRED:
-        ids = ids.where(Project.id.in_(project_service.starred(USER_ID)))
+        conditions.append(Project.id.in_(project_service.starred(USER_ID)))
     elif scope == GROUP:
-        ids = ids.where(Project.namespace_id == bindparam("group_id", type_=Integer))
+        conditions.append(Project.namespace_id == bindparam("group_id", type_=Integer))
     elif scope == SEARCH:
-        ids = ids.where(_matches("name_pattern", Project.name))
+        conditions.append(_matches("name_pattern", Project.name))
     if open_only:
-        ids = ids.where(_open_to_caller())
+        conditions.append(_open_to_caller())
     if archived:
-        ids = ids.where(Project.archived == bindparam("archived", type_=Boolean))
+        conditions.append(Project.archived == bindparam("archived", type_=Boolean))
     if search:
-        ids = ids.where(_matches("pattern", Project.path, Project.name, Project.description, Namespace.name))
+        conditions.append(_matches("pattern", Project.path, Project.name, Project.description, Namespace.name))
     if visibility:
-        ids = ids.where(Project.visibility_level == bindparam("visibility", type_=Integer))
-    count = select(func.count()).select_from(ids.subquery())
-    ordering = [getattr(Project, column).asc() if way == "asc" else getattr(Project, column).desc() for column, way in order]
-    page_ids = ids.order_by(*ordering).limit(bindparam("limit", type_=Integer)).offset(bindparam("offset", type_=Integer))
-    page = page_ids.subquery("page")
-    rows = _entity_select(page).order_by(*ordering)
-    return count, rows
+        conditions.append(Project.visibility_level == bindparam("visibility", type_=Integer))
+    return conditions
+
+
+@functools.cache
+def _page_statements(
+    scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple, sqlite: bool = False
+):
+    """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape."""
+    conditions = _scope_conditions(scope, open_only, archived, search, visibility)
+    source = Project.__table__
+    if scope == MEMBER:  # driven from the caller's memberships: see `project_service.authorized`
+        mine = project_service.authorized(USER_ID).subquery("mine")
+        source = mine.join(source, Project.id == mine.c.id)
+    if search:  # the namespace's name is searched too
+        source = source.join(Namespace, Namespace.id == Project.namespace_id)
+    if scope == MEMBER and not conditions:  # every id of the union is a project's (foreign keys)
+        count = select(func.count()).select_from(mine)
+    else:
+        count = select(func.count()).select_from(source).where(*conditions)
+    ordering = _ordering(Project, order)
+    chosen = select(*(Project.id,) if sqlite else Project.__table__.columns).select_from(source).where(*conditions)
+    page = chosen.order_by(*ordering).limit(bindparam("limit", type_=Integer)).offset(bindparam("offset", type_=Integer))
+    if sqlite:  # whole rows through its sorter cost SQLite more than looking 100 ids up
+        return count, _entity_select(page.subquery("page")).order_by(*ordering)
+    page = page.cte("page")
+    return count, _entity_select(page, whole_rows=True).order_by(*_ordering(page.c, order))
+
+
+def _ordering(columns, order: tuple) -> list:
+    return [getattr(columns, column).asc() if way == "asc" else getattr(columns, column).desc() for column, way in order]
 
 
 def _order(query: Query) -> tuple:
@@ -232,7 +277,7 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
     open_only = query.scope == SEARCH or (query.scope in (STARRED, GROUP) and not user.is_admin)
     count, rows = _page_statements(
         query.scope, open_only, filters.archived is not None, bool(filters.search), filters.visibility is not None,
-        _order(query),
+        _order(query), db.is_sqlite,
     )  # fmt: skip
     params = {
         "user_id": user.id,

@@ -77,11 +77,16 @@ Index("uq_projects_namespace_name", Project.namespace_id, func.lower(Project.nam
 
 class ProjectMember(Base):
     __tablename__ = "project_members"
-    __table_args__ = (UniqueConstraint("project_id", "user_id"), NO_ID_REUSE)
+    # (user, project): the lists of a user's projects read only this index.
+    __table_args__ = (
+        UniqueConstraint("project_id", "user_id"),
+        Index("ix_project_members_user_id_project_id", "user_id", "project_id"),
+        NO_ID_REUSE,
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     access_level: Mapped[int] = mapped_column(Integer)
     notification_level: Mapped[int] = mapped_column(Integer, default=NOTIFY_GLOBAL)
     created_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
@@ -93,11 +98,16 @@ class ProjectMember(Base):
 
 class GroupMember(Base):
     __tablename__ = "group_members"
-    __table_args__ = (UniqueConstraint("namespace_id", "user_id"), NO_ID_REUSE)
+    # (user, namespace): the lists of a user's projects read only this index.
+    __table_args__ = (
+        UniqueConstraint("namespace_id", "user_id"),
+        Index("ix_group_members_user_id_namespace_id", "user_id", "namespace_id"),
+        NO_ID_REUSE,
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     namespace_id: Mapped[int] = mapped_column(ForeignKey("namespaces.id", ondelete="CASCADE"))
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     access_level: Mapped[int] = mapped_column(Integer)
     notification_level: Mapped[int] = mapped_column(Integer, default=NOTIFY_GLOBAL)
     created_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
