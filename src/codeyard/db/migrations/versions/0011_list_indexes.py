@@ -8,7 +8,7 @@ Create Date: 2026-11-25
 from alembic import op
 
 revision = "0011"
-down_revision = "0009"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
