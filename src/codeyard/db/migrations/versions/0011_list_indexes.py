@@ -1,7 +1,7 @@
 """list indexes: memberships by (user, project) and (user, group), covering the lists of a user's projects
 
 Revision ID: 0011
-Revises: 0009
+Revises: 0010
 Create Date: 2026-11-25
 """
 
