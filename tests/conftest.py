@@ -195,8 +195,26 @@ def live(rt, live_server) -> LiveServer:
     return live_server
 
 
-def pytest_collection_modifyitems(items):
+# Tests through a real server process (git over HTTP, runners, browsers, real clients) run on
+# SQLite, except those marked `both_backends`: what the database does differently is tested
+# in-process on both backends, and running every process-level flow twice cost the suite minutes.
+# CODEYARD_TEST_ALL_BACKENDS=1 runs them all on both.
+ALL_BACKENDS = os.environ.get("CODEYARD_TEST_ALL_BACKENDS") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    kept, dropped = [], []
     for item in items:
-        if "live" in getattr(item, "fixturenames", ()):
+        live = "live" in getattr(item, "fixturenames", ())
+        if live:
             item.add_marker(pytest.mark.live)
+        callspec = getattr(item, "callspec", None)
+        on_postgres = callspec is not None and callspec.params.get("backend_url") == "postgresql"
+        if live and on_postgres and not ALL_BACKENDS and item.get_closest_marker("both_backends") is None:
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 

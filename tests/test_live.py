@@ -6,6 +6,7 @@ import gitlab
 import pytest
 
 
+@pytest.mark.both_backends
 def test_live_server_answers_the_api(live, users):
     alice = users.create("alice")
     response = live.api.as_(alice).get("/user")
@@ -88,6 +89,7 @@ def test_python_gitlab_errors(live, users):
         client.auth()
 
 
+@pytest.mark.both_backends
 def test_python_gitlab_projects(gl, live, users):
     from gitlab.v3.objects import Project
 

@@ -172,6 +172,7 @@ def test_fork_merge(api, rt, team, tmp_path):
     assert team.work.git("log", "-1", "--format=%P", merged).split()[1] == sha
 
 
+@pytest.mark.both_backends
 def test_two_accepts_at_once(rt, live, users, projects, tmp_path):
     api = live.api
     owner = users.create("racer")

@@ -7,6 +7,8 @@ import pytest
 from ..githttp.conftest import Git, repo_url
 from .test_pipeline_creation import builds_of, pipelines_of
 
+pytestmark = pytest.mark.both_backends
+
 CI = "stages: [build, test]\ncompile:\n  stage: build\n  script: make\nrelease:\n  stage: test\n  script: x\n  only: [tags]\n"
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from codeyard.db.models import Project
 from codeyard.jobs.worker import Worker
 from codeyard.runner import config as runner_config
@@ -55,6 +57,7 @@ def trace_of(api, project, build_id: int) -> str:
     return response.text
 
 
+@pytest.mark.both_backends
 def test_two_stages_run_in_order_pass_artifacts_and_keep_their_traces(live, runner, pusher, project, owner):
     sha = pusher.commit({"README.md": "hello\n", ".gitlab-ci.yml": TWO_STAGES}, "add CI")
     pusher.push()
@@ -155,6 +158,7 @@ def test_retry_runs_the_build_again(live, runner, pusher, project, owner):
     assert f"\nrun {first['id']}\n" in trace_of(api, project, first["id"])
 
 
+@pytest.mark.both_backends
 def test_merge_when_build_succeeds_merges_after_the_build_passed(live, rt, runner, pusher, git, project, owner):
     ci = "test:\n  script:\n    - sleep 1\n    - test -f feature.txt || test \"$CI_BUILD_REF_NAME\" = master\n"
     pusher.commit({"README.md": "hello\n", ".gitlab-ci.yml": ci}, "CI on master")

@@ -3,10 +3,14 @@ read only, only while the build runs (the job's repo_url carries it)."""
 
 from __future__ import annotations
 
+import pytest
+
 from codeyard.services.ci import runners
 
 from ..builds.conftest import CiFactory, job
 from .conftest import repo_url
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_the_build_token_clones_its_project_while_the_build_runs(git, live, rt, alice, projects):

@@ -27,6 +27,7 @@ def push_master(git, live, project, user, name="work"):
     return work, sha
 
 
+@pytest.mark.both_backends
 def test_clone_empty_push_and_clone_again(git, live, rt, alice, projects):
     project = projects.create(alice, name="demo")
     empty = git.clone(repo_url(live, project, alice), "empty")
@@ -91,6 +92,7 @@ def test_unknown_project_looks_like_a_private_one_to_anonymous_callers(live, ali
     assert signed_in.status_code == 404
 
 
+@pytest.mark.both_backends
 def test_roles_on_a_private_project(git, live, alice, users, projects):
     project = projects.create(alice, name="demo")
     push_master(git, live, project, alice)
@@ -113,6 +115,7 @@ def test_roles_on_a_private_project(git, live, alice, users, projects):
     git.run("push", repo_url(live, project, roles["developer"]), "HEAD:refs/heads/topic", cwd=work)
 
 
+@pytest.mark.both_backends
 def test_password_token_and_oauth_credentials(git, live, rt, alice, projects):
     project = projects.create(alice, name="demo")
     push_master(git, live, project, alice)
@@ -145,6 +148,7 @@ def protect(rt, project, branch="master", developers_can_push=False):
             row.developers_can_push = developers_can_push
 
 
+@pytest.mark.both_backends
 def test_protected_branch_rules(git, live, rt, alice, users, projects):
     project = projects.create(alice, name="demo")
     work, first = push_master(git, live, project, alice)
@@ -200,6 +204,7 @@ def test_existing_tags_need_a_master(git, live, rt, alice, users, projects):
     assert server_ref(rt, project, "refs/tags/v1") is None
 
 
+@pytest.mark.both_backends
 def test_push_events_are_recorded(git, live, api, alice, projects):
     project = projects.create(alice, name="demo")
     push_master(git, live, project, alice)
@@ -208,6 +213,7 @@ def test_push_events_are_recorded(git, live, api, alice, projects):
     assert events[0]["data"]["ref"] == "refs/heads/master" and events[0]["author_username"] == "alice"
 
 
+@pytest.mark.both_backends
 def test_concurrent_pushes_one_wins(git, live, rt, alice, projects):
     project = projects.create(alice, name="demo")
     push_master(git, live, project, alice)

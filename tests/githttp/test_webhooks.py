@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from codeyard.jobs.worker import Worker
 from codeyard.services import settings as settings_service
 
 from ..receiver import Receiver
 from .conftest import repo_url
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_git_push_and_tag_push_are_each_delivered_once(git, live, rt, users, projects, api):

@@ -25,6 +25,8 @@ from ..githttp.conftest import Git
 from ..receiver import Receiver
 from ..support import ApiClient, LiveServer, ProjectFactory, UserFactory
 
+pytestmark = pytest.mark.both_backends
+
 ROOT_TOKEN = "durability-root-token-0123456789"
 BRANCHES = [f"b{n}" for n in range(8)]
 
