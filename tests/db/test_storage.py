@@ -6,7 +6,6 @@ import datetime as dt
 import gc
 import sqlite3
 import threading
-import time
 import uuid
 
 import psycopg
@@ -17,7 +16,7 @@ from sqlalchemy import bindparam, inspect, select, type_coerce, update
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from codeyard.db import migrate
-from codeyard.db.engine import Database, WalCheckpointer
+from codeyard.db.engine import Database
 from codeyard.db.models import Base, Project, User, utcnow
 from codeyard.db.models.base import UtcIsoText
 from codeyard.entities.common import iso
@@ -171,35 +170,6 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(rt):
     with rt.db.engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
-
-
-def test_sqlite_wal_is_checkpointed_by_a_thread_not_by_commits(tmp_path, monkeypatch):
-    """Commits leave the WAL to the checkpointer (SQLite's own checkpoint only past 10,000 pages),
-    which copies every frame back while the process writes, and stops with the database."""
-    url = f"sqlite:///{tmp_path / 'cy.db'}"
-    migrate.upgrade(url)
-    db = Database(url)
-    rounds = []
-    checkpoint = WalCheckpointer.checkpoint
-    monkeypatch.setattr(WalCheckpointer, "checkpoint", staticmethod(lambda c: rounds.append(checkpoint(c)) or rounds[-1]))
-    try:
-        with db.engine.connect() as connection:
-            assert connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 10_000
-        db.start_checkpointer(interval=0.02)
-        for n in range(20):
-            with db.engine.begin() as connection:
-                connection.exec_driver_sql("CREATE TABLE IF NOT EXISTS wal_probe (n)")
-                connection.exec_driver_sql(f"INSERT INTO wal_probe VALUES ({n})")
-        deadline = time.monotonic() + 10
-        while not any(r and r[1] > 0 and r[1] == r[2] for r in rounds[1:]) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert any(r and r[1] > 0 and r[1] == r[2] for r in rounds), rounds  # (busy, frames, checkpointed)
-    finally:
-        db.dispose()
-    assert db._checkpointer is None
-    done = len(rounds)
-    time.sleep(0.1)
-    assert len(rounds) == done  # the thread stopped
 
 
 def test_sqlite_write_sessions_take_the_write_lock_at_once(rt):

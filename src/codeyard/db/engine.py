@@ -14,7 +14,6 @@ query itself (docs/ARCHITECTURE.md has the figures). A statement given to them m
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections import namedtuple
 from collections.abc import Iterator
@@ -26,7 +25,6 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 WRITE_OPTION = "codeyard_write"
-AUTOCHECKPOINT_PAGES = 10_000
 
 
 def normalize_url(url: str) -> str:
@@ -58,9 +56,6 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA busy_timeout=30000")
-        # A server process checkpoints from its own thread (WalCheckpointer); this is the bound
-        # when none runs (tests, commands, a dead checkpointer): 10,000 pages, 40 MB of WAL.
-        cursor.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -81,7 +76,6 @@ class Database:
         self._local = threading.local()
         self._dbapi = self.engine.dialect.loaded_dbapi
         self._prepared: dict = {}
-        self._checkpointer: WalCheckpointer | None = None
         # Called with the SQL of every fast-path statement (tests count them; empty otherwise).
         self.fast_observers: list = []
 
@@ -176,16 +170,7 @@ class Database:
             connection.invalidate()
             return True
 
-    def start_checkpointer(self, interval: float = 1.0) -> None:
-        """On SQLite, checkpoint the WAL every INTERVAL seconds from a thread of this process."""
-        if self.is_sqlite and self._checkpointer is None:
-            self._checkpointer = WalCheckpointer(self.engine, interval)
-            self._checkpointer.start()
-
     def dispose(self) -> None:
-        if self._checkpointer is not None:
-            self._checkpointer.stop()
-            self._checkpointer = None
         connection = getattr(self._local, "connection", None)
         if connection is not None:
             connection.close()
@@ -311,46 +296,3 @@ class Prepared:
             if values[index] is not None:
                 values[index] = processor(values[index])
         return self.row_type._make(values)
-
-
-class WalCheckpointer:
-    """Copies SQLite's WAL back into the database from a thread of its own.
-
-    Left to SQLite, the commit that takes the WAL past its limit runs the checkpoint (writing pages
-    back and an fsync) before it returns: one request in a few hundred then took 20-35 ms instead
-    of about 1 (the runners' claim). A PASSIVE checkpoint every second keeps the WAL short without
-    blocking readers or writers; several processes doing so is harmless (the busy one is skipped).
-    """
-
-    def __init__(self, engine: Engine, interval: float):
-        self.engine = engine
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="wal-checkpoint", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        connection = self.engine.raw_connection()
-        try:
-            while not self._stop.wait(self.interval):
-                self.checkpoint(connection)
-        finally:
-            connection.close()
-
-    @staticmethod
-    def checkpoint(connection) -> tuple | None:
-        """(busy, frames in the WAL, frames checkpointed), or None when SQLite refused this round."""
-        cursor = connection.cursor()
-        try:
-            cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            return cursor.fetchone()
-        except sqlite3.Error:
-            return None  # busy or locked: the next round tries again
-        finally:
-            cursor.close()
