@@ -60,7 +60,7 @@ with rt.db.transaction() as session:
     demo = session.get(Project, demo_id)
     projects.set_default_branch(session, rt, demo, "master")
     actor = session.get(User, alice.id)
-    mr = merge_requests.create(session, rt, actor, demo, {"source_branch": "feature", "target_branch": "master",
+    mr, check = merge_requests.create(session, rt, actor, demo, {"source_branch": "feature", "target_branch": "master",
                                                           "title": "Add instead", "description": "Some **text**"})
     for n in range(20):
         merge_requests.comment(session, rt, demo, actor, mr, f"Comment {n} with *emphasis*")
@@ -78,7 +78,9 @@ with rt.db.transaction() as session:
         pipelines.create_build(session, pipeline, spec, alice.id)
     pipelines.refresh_status(session, pipeline)
     pipeline_id = pipeline.id
+mergeable = merge_requests.run_check(check)  # git's part of the create, with no transaction open
 with rt.db.transaction() as session:
+    merge_requests.finish_check(session, rt, session.get(User, alice.id), check, mergeable)
     _, cookie = web_sessions.start(session, alice.id)
 print(token, cookie, demo_id, mr_id, pipeline_id, head)
 """
