@@ -5,10 +5,12 @@ arrive escaped, Markdown arrives sanitised."""
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
 
 from codeyard.git import storage
+from codeyard.web import repository as web_repository
 from tests.support import QueryCounter, WorkingCopy
 
 PUBLIC = 20
@@ -34,6 +36,22 @@ def test_project_page_with_readme_clone_url_and_last_commit(repo, web):
     assert f"/alice/demo/commit/{sha}" in page.text and "Add the readme" in page.text
     assert 'href="/alice/demo/tree/master/src"' in page.text
     assert ">master<" in page.text
+
+
+def test_a_readme_is_rendered_once_per_content(repo, web, monkeypatch):
+    _alice, _project, copy = repo
+    rendered = []
+    real = web_repository.markdown
+    monkeypatch.setattr(web_repository, "markdown", lambda text: rendered.append(text) or real(text))
+    marker = uuid.uuid4().hex  # content no earlier test rendered
+    copy.commit("readme", {"README.md": f"# Notes {marker}\n"})
+    copy.push()
+    assert all(marker in web.get("/alice/demo").text for _ in range(3))
+    assert len(rendered) == 1
+    copy.commit("readme again", {"README.md": f"# Notes {marker} changed\n"})
+    copy.push()
+    assert f"Notes {marker} changed" in web.get("/alice/demo").text
+    assert len(rendered) == 2
 
 
 def test_empty_repository_shows_how_to_push(repo, web):
