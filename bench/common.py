@@ -121,14 +121,32 @@ def start_floor(tmp: Path, body: bytes, env: dict) -> tuple[subprocess.Popen, st
     return process, base
 
 
+def git(*args, cwd=None, env=None, input=None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=env, input=input, check=True, capture_output=True).stdout.decode()
+
+
+def imported_repository(path: Path, stream: bytes, env: dict) -> Path:
+    """A bare repository at PATH made of a `git fast-import` STREAM."""
+    git("init", "-q", "--bare", str(path), env=env)
+    git("fast-import", "--quiet", cwd=path, env=env, input=stream)
+    return path
+
+
 def run_wrk(wrk: str, url: str, token: str, seconds: int, connections: int) -> dict:
+    return run_wrk_with(wrk, url, ["-H", f"PRIVATE-TOKEN: {token}"], seconds, connections)
+
+
+def run_wrk_with(wrk: str, url: str, options: list[str], seconds: int, connections: int, hint: str = "") -> dict:
+    """wrk's requests, req/s, p50 and p99 for URL with OPTIONS (a header, a Lua script); error
+    responses end the bench, with HINT."""
     output = subprocess.run(
-        [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-H", f"PRIVATE-TOKEN: {token}", url],
+        [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", *options, url],
         check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     if errors:
-        raise SystemExit(f"wrk saw {errors.group(1)} error responses from {url}")
+        detail = f"{hint}\n{output}" if hint else ""
+        raise SystemExit(f"wrk saw {errors.group(1)} error responses from {url}{detail}")
     return {
         "requests": int(re.search(r"(\d+) requests in", output).group(1)),
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import tempfile
@@ -40,6 +39,7 @@ from common import (
     codeyard_env,
     cpu_seconds,
     ensure_wrk,
+    run_wrk_with,
     start_floor,
     stop,
     uvicorn_command,
@@ -122,19 +122,7 @@ CI_YML = "test:\n  script:\n    - echo hello\n"
 
 
 def run_wrk_post(wrk: str, url: str, script: Path, seconds: int, connections: int) -> dict:
-    output = subprocess.run(
-        [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-    if errors:
-        raise SystemExit(f"wrk saw {errors.group(1)} error responses from {url} (queue exhausted?)\n{output}")
-    return {
-        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
-        "p50_ms": _ms(re.search(r"50%\s+([\d.]+)(us|ms|s)", output)),
-        "p99_ms": _ms(re.search(r"99%\s+([\d.]+)(us|ms|s)", output)),
-        "requests": int(re.search(r"(\d+) requests in", output).group(1)),
-    }
+    return run_wrk_with(wrk, url, ["-s", str(script)], seconds, connections, hint=" (queue exhausted?)")
 
 
 def measure(args, wrk: str, env: dict, script: Path, floor_base: str, url: str, pid: int, connections: int) -> dict:
@@ -159,11 +147,6 @@ def print_ratios(title: str, rows: dict[str, dict]) -> None:
         cpu = f"{r['cpu_ms']:11.2f}" if "cpu_ms" in r else f"{'':11s}"
         print(f"{name:12s} {r['rps']:8.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f} {floor['rps'] / r['rps']:12.1f} "
               f"{r['p99_ms'] / floor['p99_ms']:10.1f} {cpu}")  # fmt: skip
-
-
-def _ms(match) -> float:
-    value, unit = float(match.group(1)), match.group(2)
-    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
 
 def register_runner(base: str, token: str) -> str:
