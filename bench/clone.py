@@ -20,6 +20,8 @@ from common import (
     ROOT,
     clean_git_env,
     codeyard_env,
+    git,
+    imported_repository,
     seed_one_project,
     stop,
     timed,
@@ -49,10 +51,6 @@ def fast_import_stream(commits: int, start: int = 0, parent: str | None = None) 
     return ("\n".join(lines) + "\n").encode()
 
 
-def git(*args, cwd=None, env=None, input=None) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=env, input=input, check=True, capture_output=True).stdout.decode()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, default=20_000)
@@ -65,8 +63,7 @@ def main() -> None:
         git_env = clean_git_env(tmp)
         print(f"building a repository of {args.commits} commits ...", flush=True)
         source = tmp / "source.git"
-        git("init", "-q", "--bare", str(source), env=git_env)
-        git("fast-import", "--quiet", cwd=source, env=git_env, input=fast_import_stream(args.commits))
+        imported_repository(source, fast_import_stream(args.commits), git_env)
         git("gc", "-q", cwd=source, env=git_env)
         token = seed_one_project(env)
         server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)

@@ -26,6 +26,8 @@ from common import (
     ROOT,
     clean_git_env,
     codeyard_env,
+    git,
+    imported_repository,
     seed_one_project,
     stop,
     timed,
@@ -81,10 +83,6 @@ def long_stream(commits: int) -> bytes:
     return b"".join(parts)
 
 
-def git(*args, cwd=None, env=None, input=None) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=env, input=input, check=True, capture_output=True).stdout.decode()
-
-
 def call(method: str, url: str, token: str, body: dict | None = None) -> tuple[float, bytes]:
     data = json.dumps(body).encode() if body is not None else None
     headers = {"PRIVATE-TOKEN": token, "Content-Type": "application/json"}
@@ -95,10 +93,7 @@ def call(method: str, url: str, token: str, body: dict | None = None) -> tuple[f
 
 
 def build(tmp: Path, name: str, stream: bytes, env: dict) -> Path:
-    source = tmp / f"{name}.git"
-    git("init", "-q", "--bare", str(source), env=env)
-    git("fast-import", "--quiet", cwd=source, env=env, input=stream)
-    return source
+    return imported_repository(tmp / f"{name}.git", stream, env)
 
 
 def main() -> None:

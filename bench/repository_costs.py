@@ -28,6 +28,8 @@ from common import (
     ROOT,
     clean_git_env,
     codeyard_env,
+    git,
+    imported_repository,
     seed_one_project,
     stop,
     timed,
@@ -62,10 +64,6 @@ def fast_import_stream(huge_mb: int, blob_mb: int) -> bytes:
              b"M 100644 inline huge.txt\ndata %d\n" % len(huge), huge, b"\n",
              b"M 100644 inline big.bin\ndata %d\n" % len(blob), blob, b"\n"]  # fmt: skip
     return b"".join(parts)
-
-
-def git(*args, cwd=None, env=None, input=None) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=env, input=input, check=True, capture_output=True).stdout.decode()
 
 
 def to_null(*args, cwd: Path) -> None:
@@ -116,8 +114,7 @@ def main() -> None:
         git_env = clean_git_env(tmp)
         print(f"building a repository with a {args.huge_mb} MB text file and a {args.blob_mb} MB blob ...", flush=True)
         source = tmp / "source.git"
-        git("init", "-q", "--bare", str(source), env=git_env)
-        git("fast-import", "--quiet", cwd=source, env=git_env, input=fast_import_stream(args.huge_mb, args.blob_mb))
+        imported_repository(source, fast_import_stream(args.huge_mb, args.blob_mb), git_env)
         token = seed_one_project(env)
         server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
         try:
