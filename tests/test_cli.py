@@ -20,9 +20,13 @@ from .support import free_port
 COMMANDS = [[], ["serve"], ["migrate"], ["admin"], ["admin", "create-user"], ["admin", "token"], ["admin", "runner-token"]]
 
 
+# Cheap password hashing: every process hashes a dummy password on start.
+CHEAP_ARGON2 = {"CODEYARD_ARGON2_MEMORY_KIB": "1024", "CODEYARD_ARGON2_TIME_COST": "1",
+                "CODEYARD_ARGON2_PARALLELISM": "1"}
+
+
 def run(args, data_dir, env=None, **kwargs):
-    environment = {**os.environ, "CODEYARD_ARGON2_MEMORY_KIB": "1024", "CODEYARD_ARGON2_TIME_COST": "1",
-                   "CODEYARD_ARGON2_PARALLELISM": "1", **(env or {})}
+    environment = {**os.environ, **CHEAP_ARGON2, **(env or {})}
     environment.pop("CODEYARD_DATABASE_URL", None)
     environment["CODEYARD_DATA_DIR"] = str(data_dir)
     return subprocess.run([sys.executable, "-m", "codeyard", *args], env=environment, capture_output=True, text=True, **kwargs)
@@ -80,7 +84,8 @@ def test_runner_registration_token(tmp_path):
 
 
 def _serve(data_dir, port, env):
-    environment = {**os.environ, **env, "CODEYARD_DATA_DIR": str(data_dir), "CODEYARD_LOG_LEVEL": "warning"}
+    environment = {**os.environ, **CHEAP_ARGON2, **env, "CODEYARD_DATA_DIR": str(data_dir),
+                   "CODEYARD_LOG_LEVEL": "warning"}
     environment.pop("CODEYARD_DATABASE_URL", None)
     return subprocess.Popen([sys.executable, "-m", "codeyard", "serve", "--port", str(port)], env=environment,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
