@@ -193,3 +193,26 @@ def test_a_comparison_git_cannot_render_whole_is_left_to_the_merge_base_and_libg
     found = diffs.compare(work / ".git", "master", "unrelated", commits=False)
     assert [(change.new_path, change.new_file) for change in found.diffs] == [("alone.txt", True)]
     assert found.head.id == alone
+
+
+def test_file_names_that_look_like_patch_lines_are_split_where_git_splits(work, monkeypatch):
+    """A patch is cut at `\\ndiff --git ` and its text starts at its `---` or `Binary files` line: names
+    holding those words, ` b/`, a newline or a tab (git quotes those) change nothing."""
+    names = ["diff --git", "x b/y.txt", "a b/c d.txt", "--- dashes.txt", "Binary files x", "new\nline.txt",
+             "tab\there.txt", "diff --git a/z b/z"]  # fmt: skip
+    base = commit(work, "base", {name.replace("/", "_") + ".old": "x\n" for name in names} | {"keep.txt": "k\n"})
+    lines = "".join(f"line {i}\n" for i in range(12))
+    head = commit(work, "head", {
+        **{name: "diff --git a/x b/x\n--- a/x\n" + lines for name in names if "/" not in name},
+        "sub dir/diff --git": lines, "x b/y.txt": lines + "-- two dashes\n", "a b/c d.txt": b"\0binary b/\n",
+        "diff --git a/z b/z": "diff --git a/z b/z\n",
+    }, remove=[name.replace("/", "_") + ".old" for name in names])  # fmt: skip
+    monkeypatch.setattr(diffs, "_by_libgit2", lambda *args: pytest.fail("libgit2 rendered a diff git could"))
+    by_git = rendered(work, base, head, diffs.DiffLimits(rename_max_files=0))
+    monkeypatch.undo()
+    assert by_git == rendered(work, base, head, diffs.DiffLimits(rename_max_files=0), by_git=False)
+    by_path = {change.new_path: change for change in by_git}
+    assert by_path["a b/c d.txt"].diff.startswith("Binary files")
+    assert by_path["diff --git"].diff.startswith("--- /dev/null\n+++ b/diff --git\n@@ -0,0 +1,14 @@\n+diff --git a/x")
+    assert by_path["new\nline.txt"].diff.startswith('--- /dev/null\n+++ "b/new\\nline.txt"\n')
+    assert by_path["x b/y.txt"].diff.endswith("+-- two dashes\n")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
@@ -128,6 +130,21 @@ class Ctx:
         self.commit()
         return await run_in_threadpool(work, *args)
 
+    async def off_loop_while(self, work, here):
+        """(HERE(), WORK()): WORK in a thread, started before HERE does this request's database work
+        on the loop (WORK must need no database and no ORM object); the transaction is committed
+        before waiting for WORK, so none is open meanwhile. WORK goes to asyncio's executor, which
+        takes it at once (the thread pool of `off_loop` would take it only at the first await)."""
+        context = contextvars.copy_context()
+        started = asyncio.get_running_loop().run_in_executor(None, context.run, work)
+        try:
+            near = here()
+            self.commit()
+        except BaseException:
+            started.add_done_callback(_settled)
+            raise
+        return near, await started
+
     def rollback(self) -> None:
         if self._session is not None:
             self._session.rollback()
@@ -144,3 +161,9 @@ class Ctx:
             if hasattr(result, "__await__"):
                 await result
         self._closers.clear()
+
+
+def _settled(work: asyncio.Future) -> None:
+    """Work left running when the request failed beside it: its outcome is nobody's (nor logged)."""
+    if not work.cancelled():
+        work.exception()

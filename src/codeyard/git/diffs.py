@@ -12,7 +12,6 @@ Paths in, plain data out; no imports of the app.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import fcntl
 import os
@@ -196,39 +195,30 @@ _CHUNK = 256 * 1024
 
 
 # A record of `git diff --raw -z`: old path, new path, old mode, new mode (libgit2's octal text),
-# old blob id, new blob id (hex bytes), status letter.
-_Raw = tuple[str, str, str, str, bytes, bytes, str]
-_MODES: dict[bytes, str] = {}
-
-
-def _mode(octal: bytes) -> str:
-    """Git's six octal digits as the mode text (`0` for none); the few modes there are, remembered."""
-    text = _MODES.get(octal)
-    if text is None:
-        mode = int(octal, 8)
-        text = f"{mode:o}" if mode else "0"
-        if len(_MODES) < 64:
-            _MODES[octal] = text
-    return text
+# old blob id, new blob id (hex), status letter.
+_Raw = tuple[str, str, str, str, str, str, str]
 
 
 def _raw_records(out: bytearray) -> tuple[list[_Raw], int]:
     """The records at the start of `git diff --raw -z --patch` output, and where the patches start
     (after the NUL that ends the records: the only empty field). Raises ValueError or IndexError
-    when OUT is not that."""
+    when OUT is not that. The records are decoded at once (a NUL ends any broken UTF-8 sequence, so
+    each path decodes as it would alone); a mode loses its leading zeros, as libgit2 writes it."""
     if not out.startswith(b":"):
         return [], 0
     end = out.index(b"\0\0")
-    fields, found, at = bytes(out[:end]).split(b"\0"), [], 0
-    while at < len(fields):
-        if not fields[at].startswith(b":"):
-            raise ValueError("not a raw record")
-        old_mode, new_mode, old_id, new_id, status = fields[at][1:].split(b" ")
-        paired = status[:1] in (b"R", b"C")
-        old_path = fields[at + 1].decode("utf-8", "replace")
-        new_path = fields[at + 2].decode("utf-8", "replace") if paired else old_path
-        found.append((old_path, new_path, _mode(old_mode), _mode(new_mode), old_id, new_id, chr(status[0])))
-        at += 3 if paired else 2
+    fields, found = iter(out[:end].decode("utf-8", "replace").split("\0")), []
+    try:
+        for meta in fields:
+            if not meta.startswith(":"):
+                raise ValueError("not a raw record")
+            old_mode, new_mode, old_id, new_id, status = meta[1:].split(" ")
+            old_path = next(fields)
+            new_path = next(fields) if status[:1] in ("R", "C") else old_path
+            found.append((old_path, new_path, old_mode.lstrip("0") or "0", new_mode.lstrip("0") or "0", old_id,
+                          new_id, status[0]))  # fmt: skip
+    except StopIteration:
+        raise ValueError("a raw record cut short") from None
     return found, end + 2
 
 
@@ -258,73 +248,79 @@ def _git_output(command: list[str], cap: int, deadline: float, consume: Callable
             process.wait()
 
 
-_FILE_START = "\ndiff --git "
+_FILE_START = b"\ndiff --git "
 
 
 class _GitPatches:
     """`git diff --raw -z --patch` output taken as it comes: the raw records once they are whole, then
     each file's patch rendered within the limits as soon as the next file's header arrives, so Python
-    renders while git still diffs. Raises ValueError or IndexError when the output is not that: not
-    one patch per record, in order."""
+    renders while git still diffs. The output stays bytes: a file's patch is found with `find`, and
+    only the text from its `---` or `Binary files` line on is decoded, once. Raises ValueError or
+    IndexError when the output is not that: not one patch per record, in order."""
 
     def __init__(self, repository: pygit2.Repository, limits: DiffLimits,
                  admit: Callable[[list[_Raw]], None] = lambda records: None):  # fmt: skip
         self.odb, self.limits, self.budget, self.admit = repository.odb, limits, _Budget(limits), admit
-        self.head: bytearray | None = bytearray()  # the raw records until their end arrives
-        self.records: list[_Raw] = []
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self.parts: list[str] = []  # the patch arriving, without its last few characters:
-        self.carry = ""  # those, where the next file's header may have begun
+        self.out = bytearray()  # what git wrote and was not rendered yet: the records, then a file's patch on
+        self.records: list[_Raw] | None = None
+        self.scan = 0  # where the next file's header may begin in `out`
         self.found: list[FileDiff] = []
 
     def feed(self, chunk: bytes) -> None:
-        if self.head is None:
-            self._take(self.decoder.decode(chunk))
-            return
-        self.head += chunk
-        if self.head.startswith(b":") and b"\0\0" not in self.head[-len(chunk) - 1 :]:
-            return
-        self.records, start = _raw_records(self.head)
-        self.admit(self.records)
-        rest, self.head = self.head[start:], None
-        self._take(self.decoder.decode(rest))
+        out = self.out
+        out += chunk
+        if self.records is None:
+            if out.startswith(b":") and out.find(b"\0\0", max(0, len(out) - len(chunk) - 1)) < 0:
+                return
+            self._take_records()
+        start = 0
+        while (at := out.find(_FILE_START, self.scan)) >= 0:
+            self._render(start, at + 1)
+            start = self.scan = at + 1
+        del out[:start]  # CPython moves the start of a bytearray cut at its front; nothing is copied
+        self.scan = max(0, len(out) - len(_FILE_START) + 1)
 
     def finish(self) -> list[FileDiff]:
-        if self.head is not None:  # no end of the records: only an empty output is understood
-            self.records, self.head = _raw_records(self.head)[0], None
-            self.admit(self.records)
-        self._take(self.decoder.decode(b"", final=True))
-        last = "".join(self.parts) + self.carry
-        if last:
-            self._render(last)
+        if self.records is None:  # no end of the records: only an empty output is understood
+            self._take_records()
+        if self.out:
+            self._render(0, len(self.out))
         if len(self.found) != len(self.records):
             raise ValueError("not one patch per file")
         return self.found
 
-    def _take(self, text: str) -> None:
-        text, start = self.carry + text, 0
-        while (at := text.find(_FILE_START, start)) >= 0:
-            self.parts.append(text[start : at + 1])
-            self._render("".join(self.parts))
-            self.parts, start = [], at + 1
-        keep = max(start, len(text) - len(_FILE_START) + 1)
-        self.parts.append(text[start:keep])
-        self.carry = text[keep:]
+    def _take_records(self) -> None:
+        self.records, start = _raw_records(self.out)
+        self.admit(self.records)
+        del self.out[:start]
 
-    def _render(self, patch: str) -> None:
-        raw = self.records[len(self.found)]
-        if not patch.startswith("diff --git "):
+    def _render(self, start: int, end: int) -> None:
+        """The file whose patch is `out[start:end]` (the per-file work of a diff: kept to a few calls)."""
+        raw, out, budget, limit = self.records[len(self.found)], self.out, self.budget, self.limits.max_patch_bytes
+        if not out.startswith(b"diff --git ", start):
             raise ValueError("not a patch")
-        if self.budget.spent:
+        if budget.spent:
             self.found.append(_git_entry(raw, "", False, True))
             return
-        text = _within(_as_libgit2(_without_headers(patch), raw), self.limits.max_patch_bytes)
+        body = out.find(b"\n--- ", start, end)
+        if body < 0:
+            body = out.find(b"\nBinary files ", start, end)
+        if body < 0:  # headers only (a rename, a mode change, an empty file)
+            text = _without_headers(out[start:end].decode("utf-8", "replace"))
+        elif end - body - 3 > limit:  # even decoded and without the tabs it might have, too long
+            text = None
+        else:
+            text = out[body + 1 : end].decode("utf-8", "replace")
+        if text is not None:
+            if not text or " " in raw[0] or " " in raw[1]:  # git's text differs from libgit2's only then
+                text = _as_libgit2(text, raw)
+            text = _within(text, limit)
         if text is not None and text.startswith("Binary files "):
             text = None if _larger_blob(self.odb, raw) > self.limits.max_blob_bytes else text
         if text is None:
             self.found.append(_git_entry(raw, "", True, False))
         else:
-            self.budget.spend(text)
+            budget.spend(text)
             self.found.append(_git_entry(raw, text, False, False))
 
 
@@ -417,9 +413,9 @@ def _as_libgit2(text: str, raw: _Raw) -> str:
 def _larger_blob(odb: pygit2.Odb, raw: _Raw) -> int:
     sizes = [0]
     for blob, mode in ((raw[4], raw[2]), (raw[5], raw[3])):
-        if blob.strip(b"0") and mode != "160000":
+        if blob.strip("0") and mode != "160000":
             with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
-                sizes.append(odb.read_header(pygit2.Oid(hex=blob.decode()))[1])
+                sizes.append(odb.read_header(pygit2.Oid(hex=blob))[1])
     return max(sizes)
 
 
@@ -495,13 +491,13 @@ def _finished(process: subprocess.Popen, deadline: float) -> str:
 
 
 def compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLimits | None = None, *,
-            commits: bool = True, files: bool = True) -> Comparison:  # fmt: skip
+            commits: bool = True, files: bool = True, repository: pygit2.Repository | None = None) -> Comparison:  # fmt: skip
     """The commits on HEAD since it left BASE (at most LIMIT) and the diff from their merge base to
     HEAD (git's `base...head`); only what COMMITS and FILES ask for (the other is empty). Git sees
     only commit ids; past the deadline the comparison is empty and says so. The commits are listed
-    while the diff is rendered."""
+    while the diff is rendered. REPOSITORY: the one at PATH, when the caller has it open."""
     limits = limits or LIMITS
-    repository = open_repository(path)
+    repository = repository or open_repository(path)
     base_commit, head_commit = resolve(repository, base), resolve(repository, head)
     base_id, head_id = str(base_commit.id), str(head_commit.id)
     end = time.monotonic() + limits.compare_seconds

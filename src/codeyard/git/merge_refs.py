@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pygit2
 
+from . import diffs
 from .refs import HEADS, is_branch_name
 from .repo import open_repository
 
@@ -19,6 +20,17 @@ def head_ref(iid: int) -> str:
 def head_sha(target: Path, iid: int) -> str | None:
     ref = open_repository(target).references.get(head_ref(iid))
     return str(ref.peel(pygit2.Commit).id) if ref is not None else None
+
+
+def comparison(target: Path, iid: int, branch: str, *, commits: bool, files: bool) -> diffs.Comparison:
+    """`diffs.compare` of request IID: from its target BRANCH to its head ref, in one opening of
+    TARGET; an empty comparison when either is missing."""
+    repository = open_repository(target)
+    head = repository.references.get(head_ref(iid))
+    if head is None or not is_branch_name(branch) or repository.references.get(HEADS + branch) is None:
+        return diffs.Comparison(None, [], [])
+    sha = str(head.peel(pygit2.Commit).id)
+    return diffs.compare(target, branch, sha, commits=commits, files=files, repository=repository)
 
 
 def keep_head(target: Path, source: Path, branch: str, iid: int) -> str | None:

@@ -8,6 +8,7 @@ Votes are `:+1:` / `:-1:` comments.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -326,15 +327,24 @@ def check_later(rt, job) -> None:
         finish_check(session, rt, None, check, mergeable)
 
 
+def comparer(rt, project: Project, mr: MergeRequest, *, commits: bool = True,
+             files: bool = True) -> Callable[[], diffs.Comparison]:  # fmt: skip
+    """The work of `comparison`, bound to the request's values now: git only, no database (PROJECT is
+    read again only for its id, to log a broken repository), so it may run in a thread while the
+    request's session is used."""
+    path, iid, branch = path_of(rt, project), mr.iid, mr.target_branch
+
+    def compare() -> diffs.Comparison:
+        with reading(project, "Branch"):
+            return merge_refs.comparison(path, iid, branch, commits=commits, files=files)
+
+    return compare
+
+
 def comparison(rt, project: Project, mr: MergeRequest, *, commits: bool = True, files: bool = True) -> diffs.Comparison:
     """Commits and changes of the request (what COMMITS and FILES ask for): its head since it left
     the target branch, within the diff limits."""
-    path = path_of(rt, project)
-    with reading(project, "Branch"):
-        head = merge_refs.head_sha(path, mr.iid)
-        if head is None or repo.branch(path, mr.target_branch) is None:
-            return diffs.Comparison(None, [], [])
-        return diffs.compare(path, mr.target_branch, head, commits=commits, files=files)
+    return comparer(rt, project, mr, commits=commits, files=files)()
 
 
 def _record(session: Session, rt, project: Project, actor, mr: MergeRequest, action: int, hook_action: str) -> None:

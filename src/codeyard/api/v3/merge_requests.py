@@ -95,8 +95,8 @@ async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
 @single("GET", "/changes", guards=READ, summary="The request with its changes (merge base to source head)")
 async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
     mr = request_of(ctx)
-    data = render(ctx, mr)
-    found = await ctx.off_loop(functools.partial(merge_requests.comparison, commits=False), ctx.rt, ctx.project, mr)
+    work = merge_requests.comparer(ctx.rt, ctx.project, mr, commits=False)  # git starts before the entity's queries
+    data, found = await ctx.off_loop_while(work, lambda: render(ctx, mr))
     data["changes"] = [repo_diff(change) for change in found.diffs]
     return data
 
