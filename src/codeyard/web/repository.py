@@ -63,7 +63,7 @@ def _overview(rt, project):
 @page(PROJECT)
 async def project_page(ctx: Ctx) -> Response:
     p = load(ctx)
-    overview, readme = await ctx.off_loop(_overview, ctx.rt, p.project) if p.can_code else (None, None)
+    overview, readme = await ctx.off_loop(_overview, ctx.rt, p.info) if p.can_code else (None, None)
     return _render(ctx, "project.html", p, "project", overview=overview, readme=readme, ref=p.default_branch)
 
 
@@ -80,7 +80,7 @@ def _tree(rt, project, ref_path: str):
 
 async def tree_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
-    ref, path, entries = await ctx.off_loop(_tree, ctx.rt, p.project, ctx.path_params["ref_path"])
+    ref, path, entries = await ctx.off_loop(_tree, ctx.rt, p.info, ctx.path_params["ref_path"])
     return _render(ctx, "tree.html", p, "files", ref=ref, path=path, crumbs=_crumbs(path), entries=entries)
 
 
@@ -102,7 +102,7 @@ def _blob(rt, project, ref_path: str):
 
 async def blob_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
-    ref, path, found, shown, binary = await ctx.off_loop(_blob, ctx.rt, p.project, ctx.path_params["ref_path"])
+    ref, path, found, shown, binary = await ctx.off_loop(_blob, ctx.rt, p.info, ctx.path_params["ref_path"])
     return _render(ctx, "blob.html", p, "files", ref=ref, path=path, crumbs=_crumbs(path), blob=found,
                    shown=shown, binary=binary, too_large=found.size > SHOWN_UP_TO)  # fmt: skip
 
@@ -117,13 +117,13 @@ RAW_HEADERS = {
 async def raw_file(ctx: Ctx) -> Response:
     """The file's bytes as plain text (never a type a browser would run), streamed when big."""
     p = load(ctx, policy.DOWNLOAD_CODE)
-    ref, path = await ctx.off_loop(repository.split_ref, ctx.rt, p.project, ctx.path_params["ref_path"])
-    found = await ctx.off_loop(repository.file_blob, ctx.rt, p.project, ref, path)
+    ref, path = await ctx.off_loop(repository.split_ref, ctx.rt, p.info, ctx.path_params["ref_path"])
+    found = await ctx.off_loop(repository.file_blob, ctx.rt, p.info, ref, path)
     media_type = "text/plain; charset=utf-8"
     if found.streamed:
         headers = {**RAW_HEADERS, "content-length": str(found.size)}
         return StreamingResponse(repository.blob_chunks(found), media_type=media_type, headers=headers)
-    data = await run_in_threadpool(repository.blob_content, ctx.rt, p.project, found)
+    data = await run_in_threadpool(repository.blob_content, ctx.rt, p.info, found)
     return Response(data, media_type=media_type, headers=RAW_HEADERS)
 
 
@@ -137,7 +137,7 @@ for _prefix in ("", "/-"):
 async def commits_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
     ref, number = ctx.path_params["ref"], _page_number(ctx)
-    total, found = await ctx.off_loop(repository.commits, ctx.rt, p.project, ref, (number - 1) * PER_PAGE, PER_PAGE)
+    total, found = await ctx.off_loop(repository.commits, ctx.rt, p.info, ref, (number - 1) * PER_PAGE, PER_PAGE)
     statuses = _statuses(ctx, p, [info.id for info in found])
     return _render(ctx, "commits.html", p, "commits", ref=ref, commits=found, statuses=statuses, page=number,
                    pages=max(1, math.ceil(total / PER_PAGE)), total=total)  # fmt: skip
@@ -147,7 +147,7 @@ def _statuses(ctx: Ctx, p: ProjectPage, shas: list[str], project_id: int | None 
     """sha -> its newest pipeline's status (one query), for those who may read commit statuses."""
     if not p.can(policy.READ_COMMIT_STATUS):
         return {}
-    return pipelines.commit_statuses(ctx.session, p.project.id if project_id is None else project_id, shas)
+    return pipelines.commit_statuses(ctx.session, p.info.id if project_id is None else project_id, shas)
 
 
 def _commit(rt, project, sha: str):
@@ -158,7 +158,7 @@ def _commit(rt, project, sha: str):
 @page(PROJECT + "/commit/:sha")
 async def commit_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
-    info, changes = await ctx.off_loop(_commit, ctx.rt, p.project, ctx.path_params["sha"])
+    info, changes = await ctx.off_loop(_commit, ctx.rt, p.info, ctx.path_params["sha"])
     return _render(ctx, "commit.html", p, "commits", commit=info, changes=changes, collapse_above=COLLAPSE_ABOVE,
                    statuses=_statuses(ctx, p, [info.id]))  # fmt: skip
 
@@ -170,8 +170,8 @@ COLLAPSE_ABOVE = 20_000  # characters of one file's patch shown open; bigger one
 async def branches_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
     number = _page_number(ctx)
-    protected = branch_service.protections(ctx.session, p.project)
-    total, found = await ctx.off_loop(repository.branches, ctx.rt, p.project, (number - 1) * PER_PAGE, PER_PAGE)
+    protected = branch_service.protections(ctx.session, p.info)
+    total, found = await ctx.off_loop(repository.branches, ctx.rt, p.info, (number - 1) * PER_PAGE, PER_PAGE)
     return _render(ctx, "branches.html", p, "branches", branches=found, protected=protected, page=number,
                    pages=max(1, math.ceil(total / PER_PAGE)))  # fmt: skip
 
@@ -180,5 +180,5 @@ async def branches_page(ctx: Ctx) -> Response:
 async def tags_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
     number = _page_number(ctx)
-    total, found = await ctx.off_loop(repository.tags, ctx.rt, p.project, (number - 1) * PER_PAGE, PER_PAGE)
+    total, found = await ctx.off_loop(repository.tags, ctx.rt, p.info, (number - 1) * PER_PAGE, PER_PAGE)
     return _render(ctx, "tags.html", p, "tags", tags=found, page=number, pages=max(1, math.ceil(total / PER_PAGE)))
