@@ -54,6 +54,21 @@ def test_a_readme_is_rendered_once_per_content(repo, web, monkeypatch):
     assert len(rendered) == 2
 
 
+def test_the_overview_is_read_once_per_tip_of_the_default_branch(repo, web, monkeypatch):
+    _alice, _project, copy = repo
+    reads = []
+    real = web_repository.repository.overview
+    monkeypatch.setattr(web_repository.repository, "overview", lambda *args: reads.append(args[-1]) or real(*args))
+    first = copy.commit("first", {"README.md": f"# First {uuid.uuid4().hex}\n"})
+    copy.push()
+    assert all("first" in web.get("/alice/demo").text for _ in range(3))
+    second = copy.commit("second", {"notes.txt": "x\n"})
+    copy.push()
+    page = web.get("/alice/demo").text
+    assert f"/alice/demo/commit/{second}" in page and 'href="/alice/demo/blob/master/notes.txt"' in page
+    assert reads == [first, second]
+
+
 def test_empty_repository_shows_how_to_push(repo, web):
     page = web.get("/alice/demo")
     assert page.status_code == 200 and "This repository is empty" in page.text
