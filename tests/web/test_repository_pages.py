@@ -157,6 +157,23 @@ def test_source_is_highlighted(repo, web):
     assert 'href="#L-2"' in text and 'id="L-2"' in text  # line anchors
 
 
+def test_a_file_is_highlighted_once_per_blob_and_name(repo, web, monkeypatch):
+    _alice, _project, copy = repo
+    highlighted = []
+    real = web_repository.code
+    monkeypatch.setattr(web_repository, "code", lambda text, name: highlighted.append(name) or real(text, name))
+    marker = uuid.uuid4().hex
+    copy.commit("code", {"a.py": f"A = '{marker}'\n", "b.txt": f"A = '{marker}'\n", "bin.dat": "\0binary"})
+    copy.push()
+    assert all(marker in web.get("/alice/demo/blob/master/a.py").text for _ in range(3))
+    assert marker in web.get("/alice/demo/blob/master/b.txt").text  # the same blob under another name
+    assert all("Binary file" in web.get("/alice/demo/blob/master/bin.dat").text for _ in range(2))
+    copy.commit("change", {"a.py": f"A = '{marker} changed'\n"})
+    copy.push()
+    assert f"{marker} changed" in web.get("/alice/demo/blob/master/a.py").text
+    assert highlighted == ["a.py", "b.txt", "a.py"]
+
+
 def test_big_and_binary_files_are_not_shown_whole(repo, web, rt):
     _alice, project, copy = repo
     big = "0123456789abcdef\n" * (70 * 1024)  # 1.2 MB
