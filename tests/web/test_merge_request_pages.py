@@ -3,6 +3,7 @@ comments, and the buttons: shown only to those allowed, doing what the API does.
 
 from __future__ import annotations
 
+import uuid
 from types import SimpleNamespace
 
 import pytest
@@ -44,6 +45,22 @@ def test_request_page_shows_description_commits_diff_and_comments(api, team, bro
     assert "feature work" in page.text and "a.txt" in page.text and '<span class="add">+two</span>' in page.text
     assert "<em>good</em>" in page.text
     assert "can be merged" in page.text
+
+
+def test_comments_are_rendered_once_per_text(api, team, browser_for, monkeypatch):
+    from codeyard.web import markup
+
+    rendered = []
+    real = markup.markdown
+    monkeypatch.setattr(markup, "markdown", lambda text: rendered.append(text) or real(text))
+    marker = uuid.uuid4().hex  # text no earlier test rendered
+    mr = _open(api, team, description=f"About {marker}")
+    api.as_(team.user("reporter")).post(f"/projects/{team.project.id}/merge_requests/{mr['id']}/comments",
+                                        json={"note": f"Note *{marker}*"})  # fmt: skip
+    client = browser_for(team.user("reporter"))
+    for _ in range(3):
+        assert f"<em>{marker}</em>" in client.get(f"{team.url}/merge_requests/{mr['iid']}").text
+    assert sorted(rendered) == [f"About {marker}", f"Note *{marker}*"]
 
 
 def test_buttons_follow_the_rules(api, team, browser_for):

@@ -121,20 +121,62 @@ def test_groups_and_users_pages(browser_for, users, projects):
     assert closed.path == "closedgroup"
 
 
-def test_list_pages_use_a_fixed_number_of_queries(browser_for, users, projects, rt):
+def test_user_and_group_pages_list_what_the_viewer_may_read(browser_for, users, projects, admin):
     alice = users.create("alice")
-    client = browser_for(alice)
+    member, stranger, external = users.create("member"), users.create("stranger"), users.create("ext", external=True)
+    group = projects.group(alice, "team", visibility=PUBLIC)
+    for owner in ({}, {"group": group}):
+        for level, label in ((PRIVATE, "private"), (INTERNAL, "internal"), (PUBLIC, "public")):
+            projects.create(alice, name=f"{label}-{'g' if owner else 'u'}", visibility=level, **owner)
+    secret = projects.create(alice, name="shared-u", visibility=PRIVATE)
+    projects.add_member(secret, member, 30)  # developer
 
-    def count(path: str) -> int:
+    def shown(viewer, path: str) -> set[str]:
+        text = browser_for(viewer).get(path).text
+        return {name for name in ("private", "internal", "public", "shared") if f"{name}-{path[1]}" in text}
+
+    assert shown(None, "/u/alice") == shown(None, "/groups/team") == {"public"}
+    assert shown(stranger, "/u/alice") == {"internal", "public"}
+    assert shown(external, "/u/alice") == shown(external, "/groups/team") == {"public"}
+    assert shown(member, "/u/alice") == {"internal", "public", "shared"}
+    assert shown(admin, "/u/alice") == shown(alice, "/u/alice") == {"private", "internal", "public", "shared"}
+    assert shown(admin, "/groups/team") == {"private", "internal", "public"}
+
+
+def test_list_pages_use_a_fixed_number_of_queries(browser_for, users, projects, rt, api):
+    alice = users.create("alice")
+    group = projects.group(alice, "team", visibility=PUBLIC)
+    client, anonymous = browser_for(alice), browser_for(None)
+
+    def count(client, path: str) -> tuple[int, int]:
+        """(statements through a session, fast-path reads) of one GET."""
         with QueryCounter(rt) as counter:
             assert client.get(path).status_code == 200
-        return counter.count
+        return counter.count, len(counter.fast_reads)
 
-    projects.create(alice, name="p0", visibility=PUBLIC)
-    few = count("/"), count("/u/alice")
+    def counts():
+        return (count(client, "/"), count(anonymous, "/"), count(client, "/u/alice"), count(client, "/groups/team"))
+
+    first = projects.create(alice, name="p0", visibility=PUBLIC)
+    api.as_(alice).post(f"/projects/{first.id}/hooks", json={"url": "https://hooks.example/x"})
+    few = counts()
+    # Signed in: the session, the projects, the events; anonymous: the projects; no session opened.
+    assert few[:2] == ((0, 3), (0, 1))
     for index in range(1, 8):
         projects.create(alice, name=f"p{index}", visibility=PUBLIC)
-    assert (count("/"), count("/u/alice")) == few
+        projects.create(alice, group=group, name=f"g{index}", visibility=PUBLIC)
+    assert counts() == few
+
+
+def test_a_project_page_is_two_statements_whatever_the_caller(browser_for, users, projects, rt):
+    alice, bob = users.create("alice"), users.create("bob")
+    group = projects.group(alice, "team", visibility=PUBLIC)
+    projects.create(alice, group=group, name="shown", visibility=PUBLIC)
+    for client, expected in ((browser_for(alice), 2), (browser_for(bob), 2), (browser_for(None), 1)):
+        with QueryCounter(rt) as counter:
+            assert client.get("/team/shown").status_code == 200
+        # The caller's session, then the project with its namespace and the caller's memberships.
+        assert (counter.count, len(counter.fast_reads)) == (0, expected)
 
 
 def test_unknown_pages_and_api_paths(web):

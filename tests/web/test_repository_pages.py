@@ -54,6 +54,21 @@ def test_a_readme_is_rendered_once_per_content(repo, web, monkeypatch):
     assert len(rendered) == 2
 
 
+def test_the_overview_is_read_once_per_tip_of_the_default_branch(repo, web, monkeypatch):
+    _alice, _project, copy = repo
+    reads = []
+    real = web_repository.repository.overview
+    monkeypatch.setattr(web_repository.repository, "overview", lambda *args: reads.append(args[-1]) or real(*args))
+    first = copy.commit("first", {"README.md": f"# First {uuid.uuid4().hex}\n"})
+    copy.push()
+    assert all("first" in web.get("/alice/demo").text for _ in range(3))
+    second = copy.commit("second", {"notes.txt": "x\n"})
+    copy.push()
+    page = web.get("/alice/demo").text
+    assert f"/alice/demo/commit/{second}" in page and 'href="/alice/demo/blob/master/notes.txt"' in page
+    assert reads == [first, second]
+
+
 def test_empty_repository_shows_how_to_push(repo, web):
     page = web.get("/alice/demo")
     assert page.status_code == 200 and "This repository is empty" in page.text
@@ -140,6 +155,23 @@ def test_source_is_highlighted(repo, web):
     assert 'class="highlight"' in text
     assert re.search(r'<span class="k">def</span>', text)
     assert 'href="#L-2"' in text and 'id="L-2"' in text  # line anchors
+
+
+def test_a_file_is_highlighted_once_per_blob_and_name(repo, web, monkeypatch):
+    _alice, _project, copy = repo
+    highlighted = []
+    real = web_repository.code
+    monkeypatch.setattr(web_repository, "code", lambda text, name: highlighted.append(name) or real(text, name))
+    marker = uuid.uuid4().hex
+    copy.commit("code", {"a.py": f"A = '{marker}'\n", "b.txt": f"A = '{marker}'\n", "bin.dat": "\0binary"})
+    copy.push()
+    assert all(marker in web.get("/alice/demo/blob/master/a.py").text for _ in range(3))
+    assert marker in web.get("/alice/demo/blob/master/b.txt").text  # the same blob under another name
+    assert all("Binary file" in web.get("/alice/demo/blob/master/bin.dat").text for _ in range(2))
+    copy.commit("change", {"a.py": f"A = '{marker} changed'\n"})
+    copy.push()
+    assert f"{marker} changed" in web.get("/alice/demo/blob/master/a.py").text
+    assert highlighted == ["a.py", "b.txt", "a.py"]
 
 
 def test_big_and_binary_files_are_not_shown_whole(repo, web, rt):

@@ -141,12 +141,24 @@ def one_params(ident: str, user) -> dict | None:
     return None
 
 
-def find(db, ident: str, user):
-    """The entity row of the project named by IDENT (id or `namespace/path`), on the fast path."""
+def _one(ident: str, user):
+    """(BY_ID or BY_PATH, its parameters) for IDENT, or (None, None) when IDENT can name nothing."""
     params = one_params(ident, user)
     if params is None:
-        return None
-    return db.fast_first(BY_PATH if "namespace_path" in params else BY_ID, params)
+        return None, None
+    return BY_PATH if "namespace_path" in params else BY_ID, params
+
+
+def find(db, ident: str, user):
+    """The entity row of the project named by IDENT (id or `namespace/path`), on the fast path."""
+    statement, params = _one(ident, user)
+    return db.fast_first(statement, params) if statement is not None else None
+
+
+def find_in(session: Session, ident: str, user):
+    """`find` in SESSION's transaction (it sees the transaction's changes and takes part in it)."""
+    statement, params = _one(ident, user)
+    return session.execute(statement, params).first() if statement is not None else None
 
 
 def rows_for(session: Session, user, ids: list[int]) -> list:
@@ -200,7 +212,7 @@ def _matches(param: str, *columns):
     return or_(*(func.lower(column).like(bindparam(param), escape="/") for column in columns))
 
 
-def _open_to_caller():
+def open_to_caller():
     """Projects the caller (`:user_id`) is a member of, plus those open to any such user
     (visibility at least `:min_level`: internal and public, or public for external users)."""
     return or_(
@@ -221,7 +233,7 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
     elif scope == SEARCH:
         conditions.append(_matches("name_pattern", Project.name))
     if open_only:
-        conditions.append(_open_to_caller())
+        conditions.append(open_to_caller())
     if archived:
         conditions.append(Project.archived == bindparam("archived", type_=Boolean))
     if search:

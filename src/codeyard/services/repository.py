@@ -139,20 +139,26 @@ class Overview:
     readme: tuple[str, bytes | None] | None = None  # (name, content; None when too big to show)
 
 
-def overview(rt, project: Project) -> Overview:
-    """The default branch's last commit, top directory and README (read only when small)."""
-    path = path_of(rt, project)
-    ref = project.head_branch
+def default_tip(rt, project: Project) -> str | None:
+    """The commit id at the tip of the default branch; None before anything was pushed to it."""
     with reading(project, "Repository"):
-        if repo.branch(path, ref) is None:
-            return Overview(empty=True)
-        last = repo.commit(path, ref)
-        entries = repo.tree(path, ref)
+        return repo.branch_id(path_of(rt, project), project.head_branch)
+
+
+def overview(rt, project: Project, tip: str | None) -> Overview:
+    """The last commit (TIP, the default branch's `default_tip`), its top directory and README
+    (read only when small). All of it depends on TIP only."""
+    if tip is None:
+        return Overview(empty=True)
+    path = path_of(rt, project)
+    with reading(project, "Repository"):
+        last = repo.commit(path, tip)
+        entries = repo.tree(path, tip)
         readme = None
         by_name = {entry.name.lower(): entry for entry in entries if entry.type == "blob"}
         name = next((candidate for candidate in README_NAMES if candidate in by_name), None)
         if name is not None:
-            found = content.file_at(path, ref, by_name[name].path)
+            found = content.file_at(path, tip, by_name[name].path)
             readme = (by_name[name].name, None if found.streamed else content.read(found))
     return Overview(False, last, tuple(entries), readme)
 

@@ -59,12 +59,15 @@ def action(template: str, **options):
 
 # --- templates ----------------------------------------------------------------------------------
 
+# Templates are compiled once per process and never looked at again: with auto_reload each render
+# stat()ed every template it extends, includes or imports.
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
     autoescape=True,
     trim_blocks=True,
     lstrip_blocks=True,
     undefined=jinja2.StrictUndefined,
+    auto_reload=False,
 )
 
 

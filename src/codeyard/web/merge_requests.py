@@ -16,7 +16,7 @@ from ..errors import BadRequest
 from ..policies import projects as policy
 from ..services import merge_requests
 from .core import action, form, page, redirect, signed_in
-from .markup import markdown
+from .markup import markdown_kept
 from .projects import load
 from .repository import COLLAPSE_ABOVE, PER_PAGE, PROJECT, _page_number, _render, _statuses
 
@@ -56,8 +56,8 @@ async def request_page(ctx: Ctx) -> Response:
         "cancel_auto": mr.open and mr.merge_when_build_succeeds and (may_merge or (ctx.actor is not None and mr.author_id == ctx.actor.id)),
         "comment": ctx.actor is not None and p.can(policy.CREATE_NOTE),
     }  # fmt: skip
-    found = await ctx.off_loop(merge_requests.comparison, ctx.rt, p.project, mr) if p.can_code else None
-    texts = await ctx.off_loop(_rendered, [mr.description, *(note.note for note in notes)])
+    found, texts = await ctx.off_loop(_read, ctx.rt, p.project if p.can_code else None, mr,
+                                      [mr.description, *(note.note for note in notes)])  # fmt: skip
     shas = [info.id for info in ([found.head] if found and found.head else []) + (found.commits if found else [])]
     statuses = _statuses(ctx, p, shas, mr.source_project_id)
     return _render(ctx, "merge_request.html", p, "merge_requests", mr=mr, description=texts[0],
@@ -65,9 +65,11 @@ async def request_page(ctx: Ctx) -> Response:
                    collapse_above=COLLAPSE_ABOVE)  # fmt: skip
 
 
-def _rendered(texts: list[str | None]) -> list:
-    """TEXTS as sanitised Markdown (in the thread pool: a long description takes a while)."""
-    return [markdown(text) for text in texts]
+def _read(rt, project, mr, texts: list[str | None]) -> tuple:
+    """(the request's comparison, or None without PROJECT, the code's project; TEXTS as sanitised
+    Markdown) in one trip to the thread pool: git, and a long description takes a while."""
+    found = merge_requests.comparison(rt, project, mr) if project is not None else None
+    return found, [markdown_kept(text) for text in texts]
 
 
 def _acting(ctx: Ctx, *abilities: str):

@@ -23,7 +23,7 @@ MAX_PIPELINES = 20  # of one commit: one per ref it was pushed to, rarely more t
 @page(PROJECT + "/pipelines/:pipeline_id")
 def pipeline_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_BUILD)
-    found = [pipelines.find(ctx.session, p.project.id, ctx.path_int("pipeline_id", NotFound))]
+    found = [pipelines.find(ctx.session, p.info.id, ctx.path_int("pipeline_id", NotFound))]
     return _render(ctx, "pipelines.html", p, "builds", pipelines=found, sha=found[0].sha,
                    stages=pipelines.stages_of(ctx.session, found))  # fmt: skip
 
@@ -34,6 +34,6 @@ def commit_builds_page(ctx: Ctx) -> Response:
     sha = ctx.path_params["sha"]
     if not FULL_SHA.fullmatch(sha):
         raise NotFound()
-    found = pipelines.of_commit(ctx.session, p.project.id, sha, MAX_PIPELINES)
+    found = pipelines.of_commit(ctx.session, p.info.id, sha, MAX_PIPELINES)
     return _render(ctx, "pipelines.html", p, "builds", pipelines=found, sha=sha,
                    stages=pipelines.stages_of(ctx.session, found))  # fmt: skip

@@ -1,41 +1,57 @@
 """A project page's subject: the project the path names and what the caller may do there, decided
-by the same policy as the API (a project the caller may not read is 404, never 403)."""
+by the same policy as the API (a project the caller may not read is 404, never 403).
+
+The project and the caller's memberships are one statement of `services.project_reads` (the API's
+`GET /projects/:id`): on the fast path for GET pages, through the request's session for forms, so
+a form's check runs in the transaction that makes its change. Pages show that row (`p.info`); the
+ORM model (`p.project`) is loaded only by pages whose services take one.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
 from urllib.parse import quote
 
 from ..api.context import Ctx
 from ..db.models import Project
 from ..errors import Forbidden, NotFound
 from ..policies import projects as policy
-from ..services import access as access_service
-from ..services import projects as project_service
+from ..services import project_reads
 
 
-@dataclass(frozen=True)
 class ProjectPage:
-    project: Project
-    access: policy.Access
-    base_url: str
+    """The project of one page (`info`: a `project_reads` row) and the caller's `access`."""
+
+    def __init__(self, ctx: Ctx, info, access: policy.Access):
+        self._ctx, self.info, self.access = ctx, info, access
+
+    @functools.cached_property
+    def project(self) -> Project:
+        """The ORM model, for services that take one (one statement, in the request's session)."""
+        found = self._ctx.session.get(Project, self.info.id)
+        if found is None:  # deleted since the row was read
+            raise NotFound()
+        return found
+
+    @property
+    def path_with_namespace(self) -> str:
+        return f"{self.info.ns_path}/{self.info.path}"
 
     @property
     def url(self) -> str:
-        return "/" + quote(self.project.path_with_namespace)
+        return "/" + quote(self.path_with_namespace)
 
     @property
     def namespace_url(self) -> str:
-        namespace = self.project.namespace
-        return ("/u/" if namespace.kind == "user" else "/groups/") + quote(namespace.path)
+        return ("/u/" if self.info.ns_kind == "user" else "/groups/") + quote(self.info.ns_path)
 
     @property
     def clone_url(self) -> str:
-        return f"{self.base_url}/{self.project.path_with_namespace}.git"
+        return f"{self._ctx.base_url}/{self.path_with_namespace}.git"
 
     @property
     def default_branch(self) -> str:
-        return self.project.head_branch
+        return self.info.head_branch
 
     def can(self, ability: str) -> bool:
         return self.access.can(ability)
@@ -65,10 +81,14 @@ def load(ctx: Ctx, *abilities: str) -> ProjectPage:
     namespace, path = ctx.path_params["namespace"], ctx.path_params["project"]
     if "/" in namespace or "/" in path:
         raise NotFound()
-    project = project_service.find(ctx.session, f"{namespace}/{path}")
-    if project is None:
+    ident = f"{namespace}/{path}"
+    if ctx.method in ("GET", "HEAD"):
+        info = project_reads.find(ctx.rt.db, ident, ctx.actor)
+    else:
+        info = project_reads.find_in(ctx.session, ident, ctx.actor)
+    if info is None:
         raise NotFound()
-    access = access_service.access(ctx.session, ctx.actor, project)
+    access = project_reads.access(ctx.actor, info)
     if not access.can(policy.READ_PROJECT):
         raise NotFound()
-    return ProjectPage(project, access, ctx.base_url).need(*abilities)
+    return ProjectPage(ctx, info, access).need(*abilities)
