@@ -235,7 +235,11 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
 def _page_statements(
     scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple, sqlite: bool = False
 ):
-    """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape."""
+    """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape.
+
+    The caller's own projects (MEMBER) are one statement: their ids and sort keys are gathered once
+    (a materialized CTE, from the membership indexes), the page is cut from them and every row
+    carries their number as `total`; COUNT is needed only for a page past the end."""
     conditions = _scope_conditions(scope, open_only, archived, search, visibility)
     source = Project.__table__
     if scope == MEMBER:  # driven from the caller's memberships: see `project_service.authorized`
@@ -247,9 +251,23 @@ def _page_statements(
         count = select(func.count()).select_from(mine)
     else:
         count = select(func.count()).select_from(source).where(*conditions)
+    limit, offset = bindparam("limit", type_=Integer), bindparam("offset", type_=Integer)
+    if scope == MEMBER:
+        keys = {column for column, _ in order}
+        matching = (
+            select(*(getattr(Project, column) for column in ("id", *sorted(keys - {"id"}))))
+            .select_from(source).where(*conditions).cte("matching").prefix_with("MATERIALIZED")
+        )  # fmt: skip
+        total = select(func.count()).select_from(matching).scalar_subquery().label("total")
+        ids = select(matching.c.id).order_by(*_ordering(matching.c, order)).limit(limit).offset(offset)
+        if sqlite:
+            page = select(ids.subquery("ids").c.id, total).subquery("page")
+            return count, _entity_select(page).add_columns(page.c.total).order_by(*_ordering(Project, order))
+        page = select(*Project.__table__.columns, total).where(Project.id.in_(ids)).cte("page")
+        return count, _entity_select(page, whole_rows=True).add_columns(page.c.total).order_by(*_ordering(page.c, order))
     ordering = _ordering(Project, order)
     chosen = select(*(Project.id,) if sqlite else Project.__table__.columns).select_from(source).where(*conditions)
-    page = chosen.order_by(*ordering).limit(bindparam("limit", type_=Integer)).offset(bindparam("offset", type_=Integer))
+    page = chosen.order_by(*ordering).limit(limit).offset(offset)
     if sqlite:  # whole rows through its sorter cost SQLite more than looking 100 ids up
         return count, _entity_select(page.subquery("page")).order_by(*ordering)
     page = page.cte("page")
@@ -290,5 +308,10 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
         "limit": limit,
         "offset": offset,
     }
+    if query.scope == MEMBER:  # the rows carry the total (`_page_statements`)
+        found = db.fast_all(rows, params)
+        if found:
+            return found[0].total, found
+        return (db.fast_first(count, params)[0] if offset else 0), found
     total = db.fast_first(count, params)[0]
     return total, db.fast_all(rows, params) if total > offset else []
