@@ -31,12 +31,18 @@ class Runtime:
         )
         self.presentation = PresentationCache(self.db)
         self.secret_key = load_secret_key(config)
+        self._views: dict[bool, View] = {}
         self.archives = ArchiveCache(config.archive_cache_dir, config.archive_cache_mb * 1024 * 1024)
         queue.notify_workers_at(queue.wake_address(self.db.url))
 
     def view(self) -> View:
-        """How entities are rendered now: the external URL, and whether avatars are shown."""
-        return View(self.config.base_url, self.presentation.avatars_enabled())
+        """How entities are rendered now: the external URL, and whether avatars are shown (one View
+        per setting, made once: its host is worked out once too)."""
+        avatars = self.presentation.avatars_enabled()
+        view = self._views.get(avatars)
+        if view is None:
+            view = self._views[avatars] = View(self.config.base_url, avatars)
+        return view
 
     def close(self) -> None:
         self.password_gate.close()

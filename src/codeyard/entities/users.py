@@ -6,6 +6,7 @@ Every function takes any object with the user's attributes: an ORM `User` or a r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import TypedDict
 
@@ -83,8 +84,13 @@ def gravatar(email: str | None, view: View) -> str:
     """The gravatar URL of EMAIL, or "" (avatar service off, no e-mail)."""
     if not view.avatars or not email:
         return ""
+    return _gravatar(email, view.base_url.startswith("https:"))
+
+
+@functools.lru_cache(maxsize=4096)  # every request shows its caller's, every project page its owners'
+def _gravatar(email: str, https: bool) -> str:
     digest = hashlib.md5(email.strip().lower().encode(), usedforsecurity=False).hexdigest()
-    host = "https://secure.gravatar.com" if view.base_url.startswith("https:") else "http://www.gravatar.com"
+    host = "https://secure.gravatar.com" if https else "http://www.gravatar.com"
     return f"{host}/avatar/{digest}?s=80&d=identicon"
 
 

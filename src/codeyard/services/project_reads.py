@@ -7,7 +7,8 @@ and the caller's direct and group memberships. Statements are Core SELECTs built
 (`Database.fast_all`) compiles each once; the rows are named tuples, never ORM objects.
 
 Reads of GET requests run on the fast path: no session, no transaction, a fixed number of
-statements whatever the page size (two for a page: count and rows; one for a single project).
+statements whatever the page size (one for a page, its rows carrying the total, and a count only
+past the last page; one for a single project).
 Responses to writes run the same statements through the request's session, so they see its
 uncommitted changes.
 """
@@ -247,7 +248,12 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
 def _page_statements(
     scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple, sqlite: bool = False
 ):
-    """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape."""
+    """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape.
+
+    Every row of the page carries the list's total (`total`, a subquery run once per statement), so
+    a page is one statement; COUNT is needed only for a page past the end. The caller's own
+    projects (MEMBER) are gathered once, ids and sort keys (a materialized CTE from the membership
+    indexes): the page is cut from them and they are counted."""
     conditions = _scope_conditions(scope, open_only, archived, search, visibility)
     source = Project.__table__
     if scope == MEMBER:  # driven from the caller's memberships: see `project_service.authorized`
@@ -259,13 +265,28 @@ def _page_statements(
         count = select(func.count()).select_from(mine)
     else:
         count = select(func.count()).select_from(source).where(*conditions)
+    limit, offset = bindparam("limit", type_=Integer), bindparam("offset", type_=Integer)
+    if scope == MEMBER:
+        keys = {column for column, _ in order}
+        matching = (
+            select(*(getattr(Project, column) for column in ("id", *sorted(keys - {"id"}))))
+            .select_from(source).where(*conditions).cte("matching").prefix_with("MATERIALIZED")
+        )  # fmt: skip
+        total = select(func.count()).select_from(matching).correlate(None).scalar_subquery().label("total")
+        ids = select(matching.c.id).order_by(*_ordering(matching.c, order)).limit(limit).offset(offset)
+        if sqlite:
+            page = select(ids.subquery("ids").c.id, total).subquery("page")
+            return count, _entity_select(page).add_columns(page.c.total).order_by(*_ordering(Project, order))
+        page = select(*Project.__table__.columns, total).where(Project.id.in_(ids)).cte("page")
+        return count, _entity_select(page, whole_rows=True).add_columns(page.c.total).order_by(*_ordering(page.c, order))
+    total = count.correlate(None).scalar_subquery().label("total")
     ordering = _ordering(Project, order)
     chosen = select(*(Project.id,) if sqlite else Project.__table__.columns).select_from(source).where(*conditions)
-    page = chosen.order_by(*ordering).limit(bindparam("limit", type_=Integer)).offset(bindparam("offset", type_=Integer))
+    page = chosen.order_by(*ordering).limit(limit).offset(offset)
     if sqlite:  # whole rows through its sorter cost SQLite more than looking 100 ids up
-        return count, _entity_select(page.subquery("page")).order_by(*ordering)
+        return count, _entity_select(page.subquery("page")).add_columns(total).order_by(*ordering)
     page = page.cte("page")
-    return count, _entity_select(page, whole_rows=True).order_by(*_ordering(page.c, order))
+    return count, _entity_select(page, whole_rows=True).add_columns(total).order_by(*_ordering(page.c, order))
 
 
 def _ordering(columns, order: tuple) -> list:
@@ -302,5 +323,7 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
         "limit": limit,
         "offset": offset,
     }
-    total = db.fast_first(count, params)[0]
-    return total, db.fast_all(rows, params) if total > offset else []
+    found = db.fast_all(rows, params)  # each row carries the total (`_page_statements`)
+    if found:
+        return found[0].total, found
+    return (db.fast_first(count, params)[0] if offset else 0), found
