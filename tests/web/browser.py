@@ -79,7 +79,10 @@ class Browser:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                if self.evaluate("document.readyState") == "complete" and self._load_id() != before:
+                # Loaded, a new document, and showing something: on a busy machine the check has
+                # seen a new, complete document whose body was still empty.
+                shown = "document.readyState === 'complete' && !!document.body && document.body.innerText.trim() !== ''"
+                if self.evaluate(shown) and self._load_id() != before:
                     return
             except RuntimeError:
                 pass  # the context went away during the navigation
