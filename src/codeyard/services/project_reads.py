@@ -19,7 +19,7 @@ import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sqlalchemy import Boolean, Integer, and_, bindparam, func, or_, select, type_coerce
+from sqlalchemy import BigInteger, Boolean, Integer, and_, bindparam, func, or_, select, type_coerce
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember, Star, User, parse_id
@@ -265,7 +265,8 @@ def _page_statements(
         count = select(func.count()).select_from(mine)
     else:
         count = select(func.count()).select_from(source).where(*conditions)
-    limit, offset = bindparam("limit", type_=Integer), bindparam("offset", type_=Integer)
+    # The offset is a bigint: a page number up to 2**31 - 1 times 100 overflows PostgreSQL's integer.
+    limit, offset = bindparam("limit", type_=Integer), bindparam("offset", type_=BigInteger)
     if scope == MEMBER:
         keys = {column for column, _ in order}
         matching = (
