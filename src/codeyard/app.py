@@ -49,6 +49,8 @@ class CodeyardApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self.owns_runtime:
+                    self.rt.db.start_checkpointer()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if self.owns_runtime:

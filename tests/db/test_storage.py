@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import itertools
 import sqlite3
 import threading
+import time
 import uuid
 
 import psycopg
@@ -16,7 +18,7 @@ from sqlalchemy import bindparam, inspect, select, type_coerce, update
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from codeyard.db import migrate
-from codeyard.db.engine import Database
+from codeyard.db.engine import CHECKPOINTED_AUTOCHECKPOINT, Database, WalCheckpointer
 from codeyard.db.models import Base, Project, User, utcnow
 from codeyard.db.models.base import UtcIsoText
 from codeyard.entities.common import iso
@@ -171,6 +173,71 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(rt):
     with rt.db.engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_sqlite_wal_is_checkpointed_by_a_thread_not_by_commits(tmp_path, monkeypatch):
+    """Once the checkpointer runs, the process's commits leave the WAL to it (SQLite's own
+    checkpoint only past CHECKPOINTED_AUTOCHECKPOINT pages, on every connection, the fast one
+    too); the thread copies what they wrote, and stops with the database."""
+    url = f"sqlite:///{tmp_path / 'cy.db'}"
+    migrate.upgrade(url)
+    db = Database(url)
+    rounds = []
+    checkpoint = WalCheckpointer.checkpoint
+    monkeypatch.setattr(WalCheckpointer, "INTERVAL", 0.01)
+    monkeypatch.setattr(WalCheckpointer, "checkpoint", classmethod(lambda cls, c: rounds.append(checkpoint(c)) or rounds[-1]))
+    autocheckpoint = lambda connection: connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar()  # noqa: E731
+    try:
+        with db.engine.connect() as connection:
+            assert autocheckpoint(connection) == 1000  # SQLite's own, in processes without the thread
+        db.start_checkpointer()
+        with db.engine.connect() as connection:
+            assert autocheckpoint(connection) == CHECKPOINTED_AUTOCHECKPOINT
+        cursor = db._fast_connection().cursor()
+        assert cursor.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == CHECKPOINTED_AUTOCHECKPOINT
+        cursor.close()
+        for n in range(20):
+            with db.engine.begin() as connection:
+                connection.exec_driver_sql("CREATE TABLE IF NOT EXISTS wal_probe (n)")
+                connection.exec_driver_sql(f"INSERT INTO wal_probe VALUES ({n})")
+        deadline = time.monotonic() + 10
+        while not any(r and r[1] > 0 and r[1] == r[2] for r in rounds) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert any(r and r[1] > 0 and r[1] == r[2] for r in rounds), rounds  # (busy, WAL pages, copied)
+    finally:
+        db.dispose()
+    done = len(rounds)
+    time.sleep(0.1)
+    assert len(rounds) == done  # the thread stopped
+
+
+def test_sqlite_wal_is_rewound_while_writes_never_pause(tmp_path, monkeypatch):
+    """A WAL goes back to its start only when a checkpoint copied it whole with no writer coming in
+    meanwhile: with commits back to back, PASSIVE checkpoints alone let it grow with every commit.
+    Past RESTART_FRAMES the thread rewinds it (RESTART) while the writer goes on."""
+    path = str(tmp_path / "cy.db")
+    monkeypatch.setattr(WalCheckpointer, "INTERVAL", 0.002)
+    monkeypatch.setattr(WalCheckpointer, "RESTART_FRAMES", 100)
+    sizes = []  # the WAL's pages as each checkpoint found them
+    checkpoint = WalCheckpointer.checkpoint
+    monkeypatch.setattr(WalCheckpointer, "checkpoint", classmethod(lambda cls, c: sizes.append(checkpoint(c)) or sizes[-1]))
+    db = Database(f"sqlite:///{path}")
+    try:
+        db.start_checkpointer()
+        cursor = db._fast_connection().cursor()
+        cursor.execute("CREATE TABLE wal_probe (n, payload)")
+        for n in range(4000):  # a page or two each
+            cursor.execute("BEGIN IMMEDIATE")
+            cursor.execute("INSERT INTO wal_probe VALUES (?, randomblob(3000))", (n,))
+            cursor.execute("COMMIT")
+            if n == 1000:
+                checked = len(sizes)
+        cursor.close()
+    finally:
+        db.dispose()
+    frames = [r[1] for r in sizes[checked:] if r is not None]
+    rewinds = sum(1 for before, after in itertools.pairwise(frames) if after < before)
+    assert rewinds >= 2, frames
 
 
 def test_sqlite_write_sessions_take_the_write_lock_at_once(rt):
