@@ -260,7 +260,6 @@ class Prepared:
         # A SELECT's columns, or what an UPDATE returns (none without RETURNING).
         columns = list(getattr(statement, "selected_columns", None) or statement.exported_columns)
         processors = [column.type.dialect_impl(dialect).result_processor(dialect, None) for column in columns]
-        self.result_processors = [(index, processor) for index, processor in enumerate(processors) if processor is not None]
         self.row_type = namedtuple("Row", [column.key for column in columns], rename=True)
         self.row = _row_maker(self.row_type, processors)
 
