@@ -491,13 +491,13 @@ def _finished(process: subprocess.Popen, deadline: float) -> str:
 
 
 def compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLimits | None = None, *,
-            commits: bool = True, files: bool = True, repository: pygit2.Repository | None = None) -> Comparison:  # fmt: skip
+            commits: bool = True, files: bool = True) -> Comparison:  # fmt: skip
     """The commits on HEAD since it left BASE (at most LIMIT) and the diff from their merge base to
     HEAD (git's `base...head`); only what COMMITS and FILES ask for (the other is empty). Git sees
     only commit ids; past the deadline the comparison is empty and says so. The commits are listed
-    while the diff is rendered. REPOSITORY: the one at PATH, when the caller has it open."""
+    while the diff is rendered."""
     limits = limits or LIMITS
-    repository = repository or open_repository(path)
+    repository = open_repository(path)
     base_commit, head_commit = resolve(repository, base), resolve(repository, head)
     base_id, head_id = str(base_commit.id), str(head_commit.id)
     end = time.monotonic() + limits.compare_seconds

@@ -10,7 +10,7 @@ import pygit2
 
 from . import diffs
 from .refs import HEADS, is_branch_name
-from .repo import open_repository
+from .repo import branch_id, open_repository
 
 
 def head_ref(iid: int) -> str:
@@ -23,14 +23,12 @@ def head_sha(target: Path, iid: int) -> str | None:
 
 
 def comparison(target: Path, iid: int, branch: str, *, commits: bool, files: bool) -> diffs.Comparison:
-    """`diffs.compare` of request IID: from its target BRANCH to its head ref, in one opening of
-    TARGET; an empty comparison when either is missing."""
-    repository = open_repository(target)
-    head = repository.references.get(head_ref(iid))
-    if head is None or not is_branch_name(branch) or repository.references.get(HEADS + branch) is None:
+    """`diffs.compare` of request IID: from its target BRANCH to its head ref; an empty comparison
+    when either is missing (TARGET is opened once per thread: `open_repository` keeps it)."""
+    sha = head_sha(target, iid)
+    if sha is None or branch_id(target, branch) is None:
         return diffs.Comparison(None, [], [])
-    sha = str(head.peel(pygit2.Commit).id)
-    return diffs.compare(target, branch, sha, commits=commits, files=files, repository=repository)
+    return diffs.compare(target, branch, sha, commits=commits, files=files)
 
 
 def keep_head(target: Path, source: Path, branch: str, iid: int) -> str | None:
