@@ -43,7 +43,10 @@ class WorkingServer(LiveServer):
         children = [int(pid) for path in Path(f"/proc/{self.process.pid}/task").glob("*/children")
                     for pid in path.read_text().split()]  # fmt: skip
         for pid in [self.process.pid, *children]:
-            os.kill(pid, signal.SIGKILL)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:  # a short-lived child (git, a hook) that ended since it was listed
+                pass
         self.process.wait(10)
 
 
