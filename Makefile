@@ -10,6 +10,10 @@ DATA   ?= ./data
 WORKERS ?=
 # Test processes; the suite is sized for 2 cores.
 JOBS   ?= 2
+# Python may keep compiled modules: some machines set PYTHONDONTWRITEBYTECODE, and then every
+# process (each test worker, server, CLI call and git hook) compiles codeyard, its tests and
+# pytest's rewritten plugins again from source.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install serve test lint lock clean
 
@@ -29,7 +33,7 @@ lint: install
 
 test: install lint
 	rm -f .coverage .coverage.*
-	$(BIN)/coverage run -m pytest -n $(JOBS) $(PYTEST_ARGS)
+	$(BIN)/coverage run -m pytest -n $(JOBS) --dist worksteal $(PYTEST_ARGS)
 	$(BIN)/coverage combine -q
 	$(BIN)/coverage report
 
