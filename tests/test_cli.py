@@ -84,8 +84,9 @@ def test_runner_registration_token(tmp_path):
 
 
 def _serve(data_dir, port, env):
-    environment = {**os.environ, **CHEAP_ARGON2, **env, "CODEYARD_DATA_DIR": str(data_dir),
-                   "CODEYARD_LOG_LEVEL": "warning"}
+    """`codeyard serve` in one process without a job worker, unless ENV asks for more."""
+    environment = {**os.environ, **CHEAP_ARGON2, "CODEYARD_WORKERS": "1", "CODEYARD_WORKER": "0", **env,
+                   "CODEYARD_DATA_DIR": str(data_dir), "CODEYARD_LOG_LEVEL": "warning"}
     environment.pop("CODEYARD_DATABASE_URL", None)
     return subprocess.Popen([sys.executable, "-m", "codeyard", "serve", "--port", str(port)], env=environment,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -138,7 +139,7 @@ def _children(pid: int) -> list[str]:
 
 def test_serve_runs_the_asked_number_of_processes_and_one_job_worker(tmp_path):
     port = free_port()
-    process = _serve(tmp_path, port, {"CODEYARD_WORKERS": "2"})
+    process = _serve(tmp_path, port, {"CODEYARD_WORKERS": "2", "CODEYARD_WORKER": "1"})
     try:
         _wait_for(process, f"http://127.0.0.1:{port}")
         deadline = time.monotonic() + 30
