@@ -167,9 +167,37 @@ def _membership(level: int | None, notification: int | None) -> Membership | Non
     return None if level is None else {"access_level": level, "notification_level": notification}
 
 
-def project(row, view: View, *, permissions: bool = False, runners_token: str = "", in_list: bool = False) -> Project:
+def _namespace_parts(row, view: View) -> tuple[ProjectNamespace, UserOwner | GroupOwner, str]:
+    """(namespace, owner, namespace name) of ROW's project: they depend on its namespace alone."""
+    namespace: ProjectNamespace = {
+        "id": row.namespace_id,
+        "name": row.ns_name,
+        "path": row.ns_path,
+        "kind": row.ns_kind,
+        "owner_id": row.ns_owner_id,
+        "description": row.ns_description or "",
+        "visibility_level": row.ns_visibility_level,
+        "created_at": row.ns_created_at,
+        "updated_at": row.ns_updated_at,
+    }
+    return namespace, _owner(row, view), _namespace_name(row)
+
+
+def project(
+    row, view: View, *, permissions: bool = False, runners_token: str = "", in_list: bool = False, shared: dict | None = None
+) -> Project:
     """ROW is an entity row of `services.project_reads` (timestamps already the API's text). RUNNERS_TOKEN is empty for callers who may
-    not administer the project (C27); PERMISSIONS adds the caller's memberships."""
+    not administer the project (C27); PERMISSIONS adds the caller's memberships.
+
+    SHARED (a dict, empty at first) is given by the rendering of a list of rows read by one statement:
+    the namespace and owner parts are then built once per namespace and the entities share those
+    dicts (they are serialized, never changed)."""
+    parts = None if shared is None else shared.get(row.namespace_id)
+    if parts is None:
+        parts = _namespace_parts(row, view)
+        if shared is not None:
+            shared[row.namespace_id] = parts
+    namespace, owner, namespace_name = parts
     path_with_namespace = f"{row.ns_path}/{row.path}"
     web = f"{view.base_url}/{path_with_namespace}"
     data = {
@@ -183,9 +211,9 @@ def project(row, view: View, *, permissions: bool = False, runners_token: str = 
         "ssh_url_to_repo": f"git@{view.host}:{path_with_namespace}.git",
         "http_url_to_repo": f"{web}.git",
         "web_url": web,
-        "owner": _owner(row, view),
+        "owner": owner,
         "name": row.name,
-        "name_with_namespace": f"{_namespace_name(row)} / {row.name}",
+        "name_with_namespace": f"{namespace_name} / {row.name}",
         "path": row.path,
         "path_with_namespace": path_with_namespace,
         "issues_enabled": row.issues_enabled,
@@ -197,17 +225,7 @@ def project(row, view: View, *, permissions: bool = False, runners_token: str = 
         "last_activity_at": row.last_activity_at,
         "shared_runners_enabled": row.shared_runners_enabled,
         "creator_id": row.creator_id,
-        "namespace": {
-            "id": row.namespace_id,
-            "name": row.ns_name,
-            "path": row.ns_path,
-            "kind": row.ns_kind,
-            "owner_id": row.ns_owner_id,
-            "description": row.ns_description or "",
-            "visibility_level": row.ns_visibility_level,
-            "created_at": row.ns_created_at,
-            "updated_at": row.ns_updated_at,
-        },
+        "namespace": namespace,
     }
     if row.source_id is not None:
         data["forked_from_project"] = _source(row)

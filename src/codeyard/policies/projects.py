@@ -145,7 +145,12 @@ def project_access(user, project, namespace, project_level: int | None, group_le
         bool(project.archived),
         _feature_flags(project),
     )
-    return Access(rules, project_level, group_level, is_owner)
+    return _access(rules, project_level, group_level, is_owner)
+
+
+# Access is immutable and a page of projects repeats a few standings: one instance each, instead of
+# a frozen dataclass built per project (its __init__ cost a list of 100 more than the rules' lookup).
+_access = functools.lru_cache(maxsize=1024)(Access)
 
 
 @functools.lru_cache(maxsize=1024)  # few combinations; a page of projects repeats them

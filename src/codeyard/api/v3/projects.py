@@ -52,11 +52,13 @@ UPDATE_PARAMS = (
 
 def render(ctx: Ctx, rows: list, *, permissions: bool, in_list: bool) -> list[dict]:
     """Entities from rows of `services.project_reads`."""
-    view, actor, rendered = ctx.view, ctx.actor, []
+    view, actor, secret_key, shared, rendered = ctx.view, ctx.actor, ctx.rt.secret_key, {}, []
     for row in rows:
         admin = project_reads.access(actor, row).can(policy.ADMIN_PROJECT)
-        token = projects.runners_token(ctx.rt.secret_key, row) if admin else ""
-        rendered.append(entities.project(row, view, permissions=permissions, runners_token=token, in_list=in_list))
+        token = projects.runners_token(secret_key, row) if admin else ""
+        rendered.append(
+            entities.project(row, view, permissions=permissions, runners_token=token, in_list=in_list, shared=shared)
+        )
     return rendered
 
 
