@@ -55,8 +55,8 @@ def get_group(ctx: Ctx) -> GroupDetail:
 
 
 @API.get("/groups/:id/projects", guards=READ, paginated=True, params=LIST_PARAMS, summary="Projects of a group the caller may read")
-def list_group_projects(ctx: Ctx) -> paging.Page[Project]:
-    return listing(ctx, project_reads.GROUP, permissions=False, group_id=ctx.group.id)
+async def list_group_projects(ctx: Ctx) -> paging.Page[Project]:
+    return await listing(ctx, project_reads.GROUP, permissions=False, group_id=ctx.group.id)
 
 
 @API.post("/groups/:id/projects/:project_id", admin=True, guards=READ, summary="Move a project into the group (admin)")

@@ -79,31 +79,40 @@ def filters(ctx: Ctx) -> projects.Filters:
     )
 
 
-def listing(ctx: Ctx, scope: str, *, permissions: bool = True, **query) -> paging.Page:
-    window = paging.window(ctx)
-    found = project_reads.Query(scope, ctx.actor, filters(ctx), **query)
-    total, rows = project_reads.page(ctx.rt.db, found, window.offset, window.limit)
+async def listing(ctx: Ctx, scope: str, *, permissions: bool = True, **query) -> paging.Page:
+    return await _page(ctx, project_reads.Query(scope, ctx.actor, filters(ctx), **query), permissions)
+
+
+async def _page(ctx: Ctx, found: project_reads.Query, permissions: bool) -> paging.Page:
+    """One page of FOUND. On PostgreSQL its statement runs in the thread pool: the server's work on
+    a page (milliseconds, during which the loop would only wait) would hold up every other request.
+    SQLite's work is this process's own: in a thread it only fought the loop for the GIL."""
+    window, db = paging.window(ctx), ctx.rt.db
+    if db.is_sqlite:
+        total, rows = project_reads.page(db, found, window.offset, window.limit)
+    else:
+        total, rows = await ctx.off_loop(project_reads.page, db, found, window.offset, window.limit)
     return paging.Page(render(ctx, rows, permissions=permissions, in_list=True), total, window)
 
 
 @API.get("/projects", paginated=True, params=LIST_PARAMS, summary="Projects the caller is a member of")
-def list_projects(ctx: Ctx) -> paging.Page[entities.Project]:
-    return listing(ctx, project_reads.MEMBER)
+async def list_projects(ctx: Ctx) -> paging.Page[entities.Project]:
+    return await listing(ctx, project_reads.MEMBER)
 
 
 @API.get("/projects/owned", paginated=True, params=LIST_PARAMS, summary="Projects the caller owns")
-def list_owned(ctx: Ctx) -> paging.Page[entities.Project]:
-    return listing(ctx, project_reads.OWNED)
+async def list_owned(ctx: Ctx) -> paging.Page[entities.Project]:
+    return await listing(ctx, project_reads.OWNED)
 
 
 @API.get("/projects/starred", paginated=True, params=LIST_PARAMS, summary="Projects the caller starred")
-def list_starred(ctx: Ctx) -> paging.Page[entities.Project]:
-    return listing(ctx, project_reads.STARRED, permissions=False)
+async def list_starred(ctx: Ctx) -> paging.Page[entities.Project]:
+    return await listing(ctx, project_reads.STARRED, permissions=False)
 
 
 @API.get("/projects/all", admin=True, paginated=True, params=LIST_PARAMS, summary="Every project (admin)")
-def list_all(ctx: Ctx) -> paging.Page[entities.Project]:
-    return listing(ctx, project_reads.ALL)
+async def list_all(ctx: Ctx) -> paging.Page[entities.Project]:
+    return await listing(ctx, project_reads.ALL)
 
 
 @API.get(
@@ -112,12 +121,10 @@ def list_all(ctx: Ctx) -> paging.Page[entities.Project]:
     summary="Readable projects whose name contains the query",
     params=(Choice("order_by", project_reads.SEARCH_ORDERABLE), Choice("sort", ("asc", "desc"))),
 )
-def search_projects(ctx: Ctx) -> paging.Page[entities.Project]:
+async def search_projects(ctx: Ctx) -> paging.Page[entities.Project]:
     search = projects.Filters(order_by=ctx.args.get("order_by"), sort=ctx.args.get("sort", "asc"))
-    window = paging.window(ctx)
     found = project_reads.Query(project_reads.SEARCH, ctx.actor, search, name=ctx.path_params["query"])
-    total, rows = project_reads.page(ctx.rt.db, found, window.offset, window.limit)
-    return paging.Page(render(ctx, rows, permissions=False, in_list=True), total, window)
+    return await _page(ctx, found, permissions=False)
 
 
 @API.get("/projects/:id", summary="A single project (by id or namespace%2Fpath)")
