@@ -212,3 +212,14 @@ def test_lists_run_a_fixed_number_of_queries(api, users, projects, rt, path):
         # page's rows carry the total: no count of their own.
         assert counter.count == (2 if path.startswith("/groups") else 0), counter.statements
         assert len(counter.fast_reads) == 2, counter.fast_reads
+
+
+def test_list_entities_equal_the_single_project_reads(api, world, admin):
+    """A page shares each namespace's part among its projects: every entity is still the one
+    GET /projects/:id gives (alice's three projects in one namespace, carol's in a group)."""
+    as_admin = api.as_(admin)
+    listed = as_admin.get("/projects/all").json()
+    assert len({p["namespace"]["id"] for p in listed}) == 2 and len(listed) == 4
+    for entity in listed:
+        entity.pop("public_builds")  # lists only
+        assert entity == as_admin.get(f"/projects/{entity['id']}").json()
