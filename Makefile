@@ -8,8 +8,9 @@ PORT   ?= 8080
 DATA   ?= ./data
 # Server processes; empty: one per usable core (or CODEYARD_WORKERS).
 WORKERS ?=
-# Test processes; the suite is sized for 2 cores.
-JOBS   ?= 2
+# Test processes: 3 on the 2 cores the suite is sized for, since about a quarter of the time
+# tests wait (servers starting, retries, timeouts) and a third process fills it.
+JOBS   ?= 3
 # Python may keep compiled modules: some machines set PYTHONDONTWRITEBYTECODE, and then every
 # process (each test worker, server, CLI call and git hook) compiles codeyard, its tests and
 # pytest's rewritten plugins again from source.
