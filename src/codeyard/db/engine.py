@@ -310,7 +310,6 @@ class Prepared:
             cursor.close()
 
 
-
 def _row_maker(row_type, processors: list):
     """A function making a ROW_TYPE from a DBAPI row, each value through its processor (None stays
     None). Written out per statement: a loop over the processors cost a page of 100 wide rows
