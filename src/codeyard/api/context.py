@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from ..db.models import Project
 from ..entities.common import View
-from ..errors import RecordNotFound
+from ..errors import NotFound, RecordNotFound
 from .params import parse_query
 
 if TYPE_CHECKING:
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 
 class Ctx:
     """One request. Handlers read `args` (validated parameters), `actor` (the caller, a user row or
-    None), `project` (when a guard loaded it) and use `session`; they never see ASGI details.
+    None), `project_id` and `project` (when a guard found it) and use `session`; they never see ASGI
+    details.
 
     The session's transaction is open from its first use to the end of the handler. An async
     handler must therefore finish its awaits (password hashing, git) before it first touches
@@ -37,8 +39,9 @@ class Ctx:
         self.args: dict[str, Any] = {}
         self.actor = None
         self.private_token: str | None = None  # the private token that authenticated the caller
-        self.project = None
-        self.access = None  # the caller's access to `project`, set by the guard that loaded it
+        self.project_id: int | None = None  # the project a guard found and checked (`project` loads its row)
+        self.access = None  # the caller's access to that project, set by the same guard
+        self._project = None
         self.group = None  # a group a guard loaded, with the caller's abilities on it
         self.group_abilities: frozenset[str] = frozenset()
         self.runner = None  # the runner a runner-protocol request authenticated as (api/ci.py)
@@ -110,6 +113,16 @@ class Ctx:
         if not (value.isascii() and value.isdigit()) or len(value) > 18:
             raise not_found()
         return int(value)  # may exceed any id: lookups ask `is_id` first, so it names nothing
+
+    @property
+    def project(self) -> Project | None:
+        """The row of the project a guard found, loaded in this request's session when first asked
+        for (a handler that needs only `project_id` never loads it); 404 if it went meanwhile."""
+        if self._project is None and self.project_id is not None:
+            self._project = self.session.get(Project, self.project_id)
+            if self._project is None:
+                raise NotFound("Project")
+        return self._project
 
     # --- the unit of work ---------------------------------------------------------------------
 

@@ -7,31 +7,41 @@ a readable project without ABILITY is 403.
 
 from __future__ import annotations
 
+from ..db.models import Project
 from ..errors import Forbidden, NotFound
 from ..policies import groups as group_policy
 from ..policies import projects as policy
-from ..services import access as access_service
-from ..services import groups, projects
+from ..policies.projects import Access
+from ..services import groups, project_reads
 from .context import Ctx
 
 
-def load_project(ctx: Ctx, param: str = "id", not_found: str = "Project"):
-    """(project, access) for the project named by the path parameter PARAM, if the caller can read it."""
-    project = projects.find(ctx.session, ctx.path_params[param])
-    if project is None:
+def find_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[int, Access]:
+    """(id, access) of the project named by the path parameter PARAM, if the caller can read it: one
+    prebuilt statement on the fast path (`project_reads.find`), no ORM."""
+    row = project_reads.find(ctx.rt.db, ctx.path_params[param], ctx.actor)
+    access = project_reads.access(ctx.actor, row) if row is not None else None
+    if access is None or not access.can(policy.READ_PROJECT):
         raise NotFound(not_found)
-    access = access_service.access(ctx.session, ctx.actor, project)
-    if not access.can(policy.READ_PROJECT):
+    return row.id, access
+
+
+def load_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[Project, Access]:
+    """`find_project`, with the project's row loaded in the request's session."""
+    project_id, access = find_project(ctx, param, not_found)
+    project = ctx.session.get(Project, project_id)
+    if project is None:  # deleted since
         raise NotFound(not_found)
     return project, access
 
 
 def project_guard(*abilities: str):
-    """Load the project and require every one of ABILITIES (default: reading it)."""
+    """Find the project and require every one of ABILITIES (default: reading it); its row is loaded
+    only when the handler reads `ctx.project`."""
     needed = abilities or (policy.READ_PROJECT,)
 
     def guard(ctx: Ctx) -> None:
-        ctx.project, ctx.access = load_project(ctx)
+        ctx.project_id, ctx.access = find_project(ctx)
         if not all(ctx.access.can(ability) for ability in needed):
             raise Forbidden()
 
