@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from codeyard.db.models import Event, MergeRequest
+from codeyard.git import diffs
 
 from ..support import WorkingCopy, make_team
 
@@ -186,6 +187,30 @@ def test_head_ref_commits_changes(api, team, rt, tmp_path):
         ("b.txt", True),
     ]
     assert "+b" in next(c["diff"] for c in changes["changes"] if c["new_path"] == "b.txt")
+
+
+def test_changes_start_git_only_for_a_reader_of_the_request_s_own_project(api, team, projects, monkeypatch):
+    """The guard and the request's lookup come before any git: an outsider, an unknown request and a
+    request named through another project are 404 with no git process started."""
+    project, dev = team.project, team.user("developer")
+    mr = _create(api, dev, project).json()
+    other = projects.create(dev, name="elsewhere")
+    started = []
+    real = diffs._spawned
+    monkeypatch.setattr(diffs, "_spawned", lambda command: started.append(command) or real(command))
+    refused = {
+        "outsider": api.as_(team.user("outsider")).get(f"/projects/{project.id}/merge_requests/{mr['id']}/changes"),
+        "unknown": api.as_(dev).get(f"/projects/{project.id}/merge_requests/{mr['id'] + 1000}/changes"),
+        "not a number": api.as_(dev).get(f"/projects/{project.id}/merge_requests/x{mr['id']}/changes"),
+        "another project": api.as_(dev).get(f"/projects/{other.id}/merge_requests/{mr['id']}/changes"),
+    }
+    assert {name: answer.status_code for name, answer in refused.items()} == dict.fromkeys(refused, 404)
+    assert refused["outsider"].json() == {"message": "404 Project Not Found"}
+    assert refused["unknown"].json() == {"message": "404 Not found"}
+    assert started == []
+    guest = api.as_(team.user("guest")).get(f"/projects/{project.id}/merge_request/{mr['id']}/changes")
+    assert guest.status_code == 200 and [c["new_path"] for c in guest.json()["changes"]] == ["a.txt"]
+    assert len(started) == 1
 
 
 def test_fork_head_is_fetched_into_upstream(api, rt, team, tmp_path):

@@ -135,8 +135,8 @@ def test_git_failing_or_too_long_falls_back_to_libgit2(work, monkeypatch):
     read = []
     real_output = diffs._git_output
 
-    def capped(command, cap, deadline, consume):
-        read.append(real_output(command, 10, deadline, consume))
+    def capped(process, cap, deadline, consume):
+        read.append(real_output(process, 10, deadline, consume))
         return read[-1]
 
     monkeypatch.setattr(diffs, "_git_output", capped)
@@ -164,13 +164,13 @@ def test_a_comparison_is_one_git_diff_from_the_merge_base(work, monkeypatch):
     """git finds the merge base itself (`base...head`); renames to detect mean a second run, with -M."""
     base, head, master = branched(work)
     runs = []
-    real_output = diffs._git_output
+    real_spawned = diffs._spawned
 
-    def counted(command, cap, deadline, consume):
+    def counted(command):
         runs.append(command)
-        return real_output(command, cap, deadline, consume)
+        return real_spawned(command)
 
-    monkeypatch.setattr(diffs, "_git_output", counted)
+    monkeypatch.setattr(diffs, "_spawned", counted)
     monkeypatch.setattr(diffs, "_git", lambda *args: pytest.fail("a merge-base process of its own"))
     monkeypatch.setattr(diffs, "_by_libgit2", lambda *args: pytest.fail("libgit2 rendered a diff git could"))
     found = diffs.compare(work / ".git", "master", "feature", commits=False)
@@ -216,3 +216,22 @@ def test_file_names_that_look_like_patch_lines_are_split_where_git_splits(work, 
     assert by_path["diff --git"].diff.startswith("--- /dev/null\n+++ b/diff --git\n@@ -0,0 +1,14 @@\n+diff --git a/x")
     assert by_path["new\nline.txt"].diff.startswith('--- /dev/null\n+++ "b/new\\nline.txt"\n')
     assert by_path["x b/y.txt"].diff.endswith("+-- two dashes\n")
+
+
+@pytest.mark.skipif("LD_PRELOAD" not in diffs._GIT_OUTPUT_ENV, reason="coreutils' libstdbuf is not installed")
+def test_git_writes_a_large_diff_in_large_pieces(work, monkeypatch):
+    """With coreutils' libstdbuf preloaded, git's stdout has a 64 KiB buffer: a 1 MB diff comes in a
+    few tens of reads, not the 250 writes of a page-sized buffer (and renders as without it)."""
+    base = commit(work, "base", {f"f{i:03d}.txt": "old line\n" * 500 for i in range(200)})
+    head = commit(work, "head", {f"f{i:03d}.txt": "new line\n" * 500 for i in range(200)})
+    reads = []
+    real_output = diffs._git_output
+
+    def counted(process, cap, deadline, consume):
+        return real_output(process, cap, deadline, lambda chunk: (reads.append(len(chunk)), consume(chunk)))
+
+    monkeypatch.setattr(diffs, "_git_output", counted)
+    buffered = rendered(work, base, head)
+    assert sum(reads) > 1_000_000 and len(reads) < 60
+    monkeypatch.setattr(diffs, "_GIT_OUTPUT_ENV", diffs._NO_USER_CONFIG)
+    assert rendered(work, base, head) == buffered

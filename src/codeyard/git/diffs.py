@@ -194,6 +194,22 @@ _NO_USER_CONFIG = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 _CHUNK = 256 * 1024
 
 
+def _block_buffered() -> dict[str, str]:
+    """Git writes its output through stdio, whose buffer for a pipe is one page: a 1 MB diff is 250
+    writes, and the pipe's wake-ups cost git about a tenth of its time. coreutils' `stdbuf` library,
+    preloaded, gives stdout a 64 KiB buffer instead (what `stdbuf -o` does, without its process).
+    Nothing when the library is not where coreutils puts it."""
+    for directory in ("/usr/libexec/coreutils", "/usr/lib/coreutils", "/usr/lib64/coreutils",
+                      "/usr/local/libexec/coreutils"):  # fmt: skip
+        library = os.path.join(directory, "libstdbuf.so")
+        if os.path.isfile(library):
+            return {"LD_PRELOAD": library, "_STDBUF_O": str(64 * 1024)}
+    return {}
+
+
+_GIT_OUTPUT_ENV = {**_NO_USER_CONFIG, **_block_buffered()}
+
+
 # A record of `git diff --raw -z`: old path, new path, old mode, new mode (libgit2's octal text),
 # old blob id, new blob id (hex), status letter.
 _Raw = tuple[str, str, str, str, str, str, str]
@@ -222,14 +238,19 @@ def _raw_records(out: bytearray) -> tuple[list[_Raw], int]:
     return found, end + 2
 
 
-def _git_output(command: list[str], cap: int, deadline: float, consume: Callable[[bytes], None]) -> bool:
-    """Feed the standard output of COMMAND to CONSUME as it comes; False past CAP bytes, past DEADLINE
-    seconds or on failure (git is killed: it never writes more than the pipe holds past the cap, nor
-    goes on when CONSUME raises)."""
+def _spawned(command: list[str]) -> subprocess.Popen:
+    """`git diff` COMMAND started, its output on a pipe that `_git_output` reads."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               env={**os.environ, **_NO_USER_CONFIG})  # fmt: skip
+                               env={**os.environ, **_GIT_OUTPUT_ENV})  # fmt: skip
     with contextlib.suppress(OSError):  # git need not wait while a chunk is rendered
         fcntl.fcntl(process.stdout.fileno(), fcntl.F_SETPIPE_SZ, _CHUNK)
+    return process
+
+
+def _git_output(process: subprocess.Popen, cap: int, deadline: float, consume: Callable[[bytes], None]) -> bool:
+    """Feed the standard output of PROCESS (`_spawned`) to CONSUME as it comes; False past CAP bytes,
+    past DEADLINE seconds or on failure (git is killed: it never writes more than the pipe holds past
+    the cap, nor goes on when CONSUME raises)."""
     timer = threading.Timer(deadline, process.kill)
     timer.start()
     try:
@@ -242,10 +263,15 @@ def _git_output(command: list[str], cap: int, deadline: float, consume: Callable
         return process.wait() == 0 and size <= cap
     finally:
         timer.cancel()
-        process.stdout.close()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        _ended(process)
+
+
+def _ended(process: subprocess.Popen) -> None:
+    """PROCESS killed if it still runs, its pipes closed and its exit collected."""
+    if process.poll() is None:
+        process.kill()
+    with process:
+        pass
 
 
 _FILE_START = b"\ndiff --git "
@@ -329,9 +355,9 @@ def _git_diff(repository: pygit2.Repository, limits: DiffLimits, renames: bool, 
             "-M" if renames else "--no-renames", "--end-of-options", *revisions, "--"]  # fmt: skip
 
 
-def _rendered(command: list[str], patches: _GitPatches, cap: int, limits: DiffLimits) -> list[FileDiff] | None:
+def _rendered(process: subprocess.Popen, patches: _GitPatches, cap: int, limits: DiffLimits) -> list[FileDiff] | None:
     try:
-        return patches.finish() if _git_output(command, cap, limits.compare_seconds, patches.feed) else None
+        return patches.finish() if _git_output(process, cap, limits.compare_seconds, patches.feed) else None
     except (ValueError, IndexError):
         return None
 
@@ -342,18 +368,26 @@ def _by_git(repository: pygit2.Repository, ids: tuple[str, str], count: int, lim
     and split per file; None when git fails, is too slow or too long, or does not give one patch
     per file (a type change is two)."""
     cap = 2 * limits.max_bytes + count * 1024 + 65536
-    return _rendered(_git_diff(repository, limits, renames, *ids), _GitPatches(repository, limits), cap, limits)
+    return _rendered(_spawned(_git_diff(repository, limits, renames, *ids)), _GitPatches(repository, limits), cap,
+                     limits)  # fmt: skip
 
 
 class _WithRenames(Exception):
     pass
 
 
-def _by_git_range(repository: pygit2.Repository, base_id: str, head_id: str, limits: DiffLimits) -> list[FileDiff] | None:
+def _range_diff(repository: pygit2.Repository, base_id: str, head_id: str, limits: DiffLimits,
+                renames: bool) -> subprocess.Popen:  # fmt: skip
+    return _spawned(_git_diff(repository, limits, renames, f"{base_id}...{head_id}"))
+
+
+def _by_git_range(repository: pygit2.Repository, base_id: str, head_id: str, limits: DiffLimits,
+                  first: subprocess.Popen) -> list[FileDiff] | None:  # fmt: skip
     """From the merge base of BASE_ID and HEAD_ID to HEAD_ID, rendered by one `git diff base...head`
-    (git finds the merge base itself: no process of its own); the records, which git writes before
-    any patch, say whether it may: None past max_files files (libgit2 renders those) and when git
-    fails. Renames to detect (`_renames`' rule, on the records) mean a second `git diff`, with -M."""
+    (git finds the merge base itself: no process of its own), FIRST: that diff without renames,
+    already started by `_range_diff`. The records, which git writes before any patch, say whether
+    it may: None past max_files files (libgit2 renders those) and when git fails. Renames to detect
+    (`_renames`' rule, on the records) mean a second `git diff`, with -M."""
     files = min(limits.max_files, limits.max_listed)
 
     def admit(records: list[_Raw], renames: bool) -> None:
@@ -365,8 +399,9 @@ def _by_git_range(repository: pygit2.Repository, base_id: str, head_id: str, lim
     cap = 2 * limits.max_bytes + files * 1024 + 65536
     for renames in (False, True):
         patches = _GitPatches(repository, limits, lambda records, renames=renames: admit(records, renames))
+        process = _range_diff(repository, base_id, head_id, limits, renames) if renames else first
         try:
-            return _rendered(_git_diff(repository, limits, renames, f"{base_id}...{head_id}"), patches, cap, limits)
+            return _rendered(process, patches, cap, limits)
         except _WithRenames:
             continue
     return None
@@ -496,37 +531,58 @@ def compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLim
     HEAD (git's `base...head`); only what COMMITS and FILES ask for (the other is empty). Git sees
     only commit ids; past the deadline the comparison is empty and says so. The commits are listed
     while the diff is rendered."""
+    return started_compare(path, base, head, limit, limits, commits=commits, files=files)()
+
+
+def started_compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLimits | None = None, *,
+                    commits: bool = True, files: bool = True) -> Callable[[], Comparison]:  # fmt: skip
+    """`compare` with its git processes started now: the function returned reads them, in this thread
+    or another (each thread has its own handle on the repository), and must be called, since it is
+    what ends them."""
     limits = limits or LIMITS
     repository = open_repository(path)
     base_commit, head_commit = resolve(repository, base), resolve(repository, head)
-    base_id, head_id = str(base_commit.id), str(head_commit.id)
+    base_id, head_id, head_info = str(base_commit.id), str(head_commit.id), commit_info(head_commit)
     end = time.monotonic() + limits.compare_seconds
+    diffing = _range_diff(repository, base_id, head_id, limits, False) if files else None
     listing = None
-    if commits:
-        listing = _started(path, "rev-list", "--topo-order", f"--max-count={limit}", "--end-of-options", head_id,
-                           f"^{base_id}", "--")  # fmt: skip
     try:
-        found = _changes(repository, base_id, head_commit, limits) if files else []
-        listed = _finished(listing, end - time.monotonic()) if listing is not None else ""
-    except _TimedOut:
-        return Comparison(commit_info(head_commit), [], [], timed_out=True)
-    finally:
-        if listing is not None and listing.poll() is None:
-            listing.kill()
-            listing.communicate()
-    newest = [commit_info(repository[pygit2.Oid(hex=line)]) for line in listed.split()]
-    return Comparison(commit_info(head_commit), list(reversed(newest)), found)
+        if commits:
+            listing = _started(path, "rev-list", "--topo-order", f"--max-count={limit}", "--end-of-options", head_id,
+                               f"^{base_id}", "--")  # fmt: skip
+    except BaseException:
+        if diffing is not None:
+            _ended(diffing)
+        raise
+
+    def finish() -> Comparison:
+        repository = open_repository(path)
+        try:
+            found = _changes(repository, base_id, head_id, diffing, limits) if diffing is not None else []
+            listed = _finished(listing, end - time.monotonic()) if listing is not None else ""
+        except _TimedOut:
+            return Comparison(head_info, [], [], timed_out=True)
+        finally:
+            for process in (diffing, listing):
+                if process is not None:
+                    _ended(process)
+        newest = [commit_info(repository[pygit2.Oid(hex=line)]) for line in listed.split()]
+        return Comparison(head_info, list(reversed(newest)), found)
+
+    return finish
 
 
-def _changes(repository: pygit2.Repository, base_id: str, head: pygit2.Commit, limits: DiffLimits) -> list[FileDiff]:
-    """The files changed from the merge base of BASE_ID and HEAD to HEAD: by one `git diff` when it
-    can, else the merge base first (none: from nothing), then `file_diffs`."""
-    head_id = str(head.id)
-    found = _by_git_range(repository, base_id, head_id, limits)
+def _changes(repository: pygit2.Repository, base_id: str, head_id: str, first: subprocess.Popen,
+             limits: DiffLimits) -> list[FileDiff]:  # fmt: skip
+    """The files changed from the merge base of BASE_ID and HEAD_ID to HEAD_ID: by one `git diff`
+    (FIRST, `_by_git_range`'s) when it can, else the merge base first (none: from nothing), then
+    `file_diffs`."""
+    found = _by_git_range(repository, base_id, head_id, limits, first)
     if found is not None:
         return found
     merged = _git(Path(repository.path), limits.compare_seconds, "merge-base", "--end-of-options", base_id,
                   head_id).stdout.strip()  # fmt: skip
+    head = repository[pygit2.Oid(hex=head_id)]
     start = repository[pygit2.Oid(hex=merged)] if merged else None
     diff = repository.diff(start, head) if start is not None else head.tree.diff_to_tree(swap=True)
     return file_diffs(repository, diff, limits, (merged or EMPTY_TREE, head_id))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -22,13 +23,14 @@ def head_sha(target: Path, iid: int) -> str | None:
     return str(ref.peel(pygit2.Commit).id) if ref is not None else None
 
 
-def comparison(target: Path, iid: int, branch: str, *, commits: bool, files: bool) -> diffs.Comparison:
-    """`diffs.compare` of request IID: from its target BRANCH to its head ref; an empty comparison
-    when either is missing (TARGET is opened once per thread: `open_repository` keeps it)."""
+def started_comparison(target: Path, iid: int, branch: str, *, commits: bool,
+                       files: bool) -> Callable[[], diffs.Comparison]:  # fmt: skip
+    """`diffs.started_compare` of request IID: from its target BRANCH to its head ref; an empty
+    comparison when either is missing (TARGET is opened once per thread: `open_repository` keeps it)."""
     sha = head_sha(target, iid)
     if sha is None or branch_id(target, branch) is None:
-        return diffs.Comparison(None, [], [])
-    return diffs.compare(target, branch, sha, commits=commits, files=files)
+        return lambda: diffs.Comparison(None, [], [])
+    return diffs.started_compare(target, branch, sha, commits=commits, files=files)
 
 
 def keep_head(target: Path, source: Path, branch: str, iid: int) -> str | None:

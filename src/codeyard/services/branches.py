@@ -44,7 +44,7 @@ def protections(session: Session, project: Project) -> dict[str, ProtectedBranch
 def page(session: Session, rt, project: Project, offset: int, limit: int) -> tuple[int, list[Branch]]:
     """(number of branches, one page of them sorted by name)."""
     protected = protections(session, project)
-    with reading(project, "Repository"):
+    with reading(project.id, "Repository"):
         total, found = repo.branches(path_of(rt, project), offset, limit)
     return total, [Branch(name, info, protected.get(name)) for name, info in found]
 
@@ -57,7 +57,7 @@ def checked_name(name: str) -> str:
 
 
 def get(session: Session, rt, project: Project, name: str, missing: str = "Branch") -> Branch:
-    with reading(project, missing):
+    with reading(project.id, missing):
         info = repo.branch(path_of(rt, project), name)
     if info is None:
         raise NotFound(missing)
@@ -87,12 +87,12 @@ def unprotect(session: Session, rt, project: Project, name: str) -> Branch:
 def create(session: Session, rt, project: Project, user, name: str, ref: str) -> Branch:
     path = path_of(rt, project)
     checked_name(name)
-    with reading(project, "Repository"):
+    with reading(project.id, "Repository"):
         exists = repo.branch(path, name) is not None
     if exists:
         raise BadRequest("Branch already exists")
     try:
-        with reading(project, "Repository"):
+        with reading(project.id, "Repository"):
             info = repo.create_branch(path, name, ref)
     except NotFound:
         raise BadRequest("Invalid reference name") from None
@@ -105,7 +105,7 @@ def create(session: Session, rt, project: Project, user, name: str, ref: str) ->
 def delete(session: Session, rt, project: Project, user, name: str) -> None:
     path = path_of(rt, project)
     checked_name(name)
-    with reading(project, "Repository"):
+    with reading(project.id, "Repository"):
         exists = repo.branch(path, name) is not None
     if not exists:
         raise BranchError(404, "No such branch")

@@ -41,7 +41,7 @@ def change(session: Session, rt, project: Project, user, access: Access, action:
     if refusal is not None:
         raise Forbidden(refusal)
     try:
-        with reading(project, "Branch"):
+        with reading(project.id, "Branch"):
             old, new = file_commits.commit_file(
                 path_of(rt, project), branch, file_path, None if action == DELETE else content,
                 must_exist=action != CREATE, message=message, **_identity(user),

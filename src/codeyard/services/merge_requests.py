@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import Integer, and_, bindparam, func, or_, select
 from sqlalchemy import update as update_rows
 from sqlalchemy.orm import Session, joinedload
 
@@ -52,7 +52,7 @@ from ..policies import projects as policy
 from . import access as access_service
 from . import events, webhooks
 from .ci import pipelines
-from .repository import path_of, reading
+from .repository import path_by_id, path_of, reading
 
 log = logging.getLogger("codeyard.merge_requests")
 UPVOTE, DOWNVOTE = ":+1:", ":-1:"
@@ -327,16 +327,32 @@ def check_later(rt, job) -> None:
         finish_check(session, rt, None, check, mergeable)
 
 
-def comparer(rt, project: Project, mr: MergeRequest, *, commits: bool = True,
+_COMPARED = select(MergeRequest.iid, MergeRequest.target_branch).where(
+    MergeRequest.id == bindparam("id", type_=Integer), MergeRequest.target_project_id == bindparam("project_id", type_=Integer)
+)
+
+
+def compared(db, project_id: int, mr_id: int) -> tuple[int, str]:
+    """(iid, target branch) of project PROJECT_ID's request MR_ID, what its comparison needs, by one
+    prebuilt statement (no session); 404 `404 Not found` otherwise."""
+    row = db.fast_first(_COMPARED, {"id": mr_id, "project_id": project_id}) if is_id(mr_id) else None
+    if row is None:
+        raise RecordNotFound()
+    return row.iid, row.target_branch
+
+
+def comparer(rt, project_id: int, iid: int, target_branch: str, *, commits: bool = True,
              files: bool = True) -> Callable[[], diffs.Comparison]:  # fmt: skip
-    """The work of `comparison`, bound to the request's values now: git only, no database (PROJECT is
-    read again only for its id, to log a broken repository), so it may run in a thread while the
-    request's session is used."""
-    path, iid, branch = path_of(rt, project), mr.iid, mr.target_branch
+    """The work of `comparison` for request IID of project PROJECT_ID, its git processes started now:
+    what is left is git only, no database, so it may run in a thread while the request's session is
+    used. The work must be run: it ends the processes."""
+    with reading(project_id, "Branch"):
+        finish = merge_refs.started_comparison(path_by_id(rt, project_id), iid, target_branch, commits=commits,
+                                               files=files)  # fmt: skip
 
     def compare() -> diffs.Comparison:
-        with reading(project, "Branch"):
-            return merge_refs.comparison(path, iid, branch, commits=commits, files=files)
+        with reading(project_id, "Branch"):
+            return finish()
 
     return compare
 
@@ -344,7 +360,7 @@ def comparer(rt, project: Project, mr: MergeRequest, *, commits: bool = True,
 def comparison(rt, project: Project, mr: MergeRequest, *, commits: bool = True, files: bool = True) -> diffs.Comparison:
     """Commits and changes of the request (what COMMITS and FILES ask for): its head since it left
     the target branch, within the diff limits."""
-    return comparer(rt, project, mr, commits=commits, files=files)()
+    return comparer(rt, project.id, mr.iid, mr.target_branch, commits=commits, files=files)()
 
 
 def _record(session: Session, rt, project: Project, actor, mr: MergeRequest, action: int, hook_action: str) -> None:
@@ -356,7 +372,7 @@ def _hook_attributes(session: Session, rt, view: View, mr: MergeRequest) -> dict
     source = _source(session, mr)
     target = session.get(Project, mr.target_project_id)
     last = None
-    with reading(target, "Repository"):
+    with reading(target.id, "Repository"):
         path = path_of(rt, target)
         head = merge_refs.head_sha(path, mr.iid)
         if head is not None:
@@ -375,7 +391,7 @@ def check_status(session: Session, rt, mr: MergeRequest) -> str:
     """merge_status from a trial merge (in memory) of the request's head into its target branch."""
     target = session.get(Project, mr.target_project_id)
     path = path_of(rt, target)
-    with reading(target, "Repository"):
+    with reading(target.id, "Repository"):
         mergeable = merge_refs.can_merge(path, mr.target_branch, merge_refs.head_sha(path, mr.iid))
     mr.merge_status = CAN_BE_MERGED if mergeable else CANNOT_BE_MERGED
     return mr.merge_status
@@ -488,7 +504,7 @@ class Trial:
 def trial_merge(rt, project: Project, mr: MergeRequest) -> Trial:
     """Git's part of an accept's checks, run with no transaction open."""
     path = path_of(rt, project)
-    with reading(project, "Repository"):
+    with reading(project.id, "Repository"):
         head = merge_refs.head_sha(path, mr.iid)
         return Trial(head, mr.target_branch, merge_refs.can_merge(path, mr.target_branch, head))
 
@@ -509,7 +525,7 @@ def begin_merge(session: Session, rt, project: Project, access, actor, mr: Merge
     build succeeds was asked and the source head has unfinished builds (without any, it merges at once)."""
     may_accept(session, project, access, mr)
     path = path_of(rt, project)
-    with reading(project, "Repository"):
+    with reading(project.id, "Repository"):
         head = merge_refs.head_sha(path, mr.iid)
     if args.get("sha") and args["sha"] != head:
         raise Conflict("SHA does not match HEAD of source branch: " + (head or ""))
@@ -576,7 +592,7 @@ def settle_lock(rt, job) -> None:
         project = session.get(Project, mr.target_project_id)
         actor = session.get(User, (mr.merge_params or {}).get("locked_by") or 0) or session.get(User, mr.author_id)
         path = path_of(rt, project)
-        with reading(project, "Repository"):
+        with reading(project.id, "Repository"):
             head = merge_refs.head_sha(path, mr.iid)
             merge = merge_refs.merged_by(path, mr.target_branch, head) if head else None
         if merge is None:

@@ -57,7 +57,7 @@ class Position:
 
 def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
     """The commit SHA names (a SHA, branch or tag); 404 `404 Commit Not Found`."""
-    with reading(project, "Commit"):
+    with reading(project.id, "Commit"):
         return repo.commit(path_of(rt, project), sha)
 
 
@@ -69,7 +69,7 @@ def locate(rt, project: Project, sha: str, line: tuple[str, int, str] | None) ->
     if line is None:
         return found, None
     path, number, line_type = line
-    with reading(project, "Commit"):
+    with reading(project.id, "Commit"):
         changes = diffs.commit_diff(path_of(rt, project), found.id)
     for change in changes:
         if change.new_path == path:

@@ -15,20 +15,24 @@ from ..git import content, diffs, repo, storage
 log = logging.getLogger("codeyard.repository")
 
 
-def path_of(rt, project: Project):
-    return storage.repository_path(rt.config.repositories_dir, project.id)
+def path_of(rt, project: Project) -> Path:
+    return path_by_id(rt, project.id)
+
+
+def path_by_id(rt, project_id: int) -> Path:
+    return storage.repository_path(rt.config.repositories_dir, project_id)
 
 
 @contextmanager
-def reading(project: Project, missing: str):
+def reading(project_id: int, missing: str):
     """Translate git errors: an unknown name is 404 `404 <missing> Not Found`; an unreadable
-    repository is a logged 500."""
+    repository (of the project PROJECT_ID) is a logged 500."""
     try:
         yield
     except repo.NotInRepository:
         raise NotFound(missing) from None
     except repo.RepositoryUnavailable:
-        log.error("repository of project %s is missing or damaged", project.id)
+        log.error("repository of project %s is missing or damaged", project_id)
         raise RepositoryUnavailable() from None
 
 
@@ -37,15 +41,15 @@ def commits(rt, project: Project, ref: str | None, offset: int, limit: int) -> t
     path = path_of(rt, project)
     ref = ref or project.head_branch
     if not repo.branch_names(path) and ref == project.head_branch:
-        with reading(project, "Repository"):
+        with reading(project.id, "Repository"):
             repo.open_repository(path)
         return 0, []
-    with reading(project, "Commit"):
+    with reading(project.id, "Commit"):
         return repo.count_commits(path, ref), repo.log(path, ref, offset, limit)
 
 
 def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
-    with reading(project, "Commit"):
+    with reading(project.id, "Commit"):
         return repo.commit(path_of(rt, project), sha)
 
 
@@ -53,27 +57,27 @@ def contributors(rt, project: Project) -> list[repo.Contributor]:
     """Authors of the default branch (its newest 2000 non-merge commits); none in an empty repository."""
     path = path_of(rt, project)
     if not repo.branch_names(path):
-        with reading(project, "Repository"):
+        with reading(project.id, "Repository"):
             repo.open_repository(path)
         return []
-    with reading(project, "Repository"):
+    with reading(project.id, "Repository"):
         return repo.contributors(path, project.head_branch)
 
 
 def archive_source(rt, project: Project, ref: str | None) -> tuple[Path, str]:
     """(repository path, commit SHA) to archive: REF, or the default branch's tip."""
     path = path_of(rt, project)
-    with reading(project, "Commit" if ref else "Repository"):
+    with reading(project.id, "Commit" if ref else "Repository"):
         return path, repo.commit_id(path, ref or project.head_branch)
 
 
 def commit_diff(rt, project: Project, sha: str) -> list[diffs.FileDiff]:
-    with reading(project, "Commit"):
+    with reading(project.id, "Commit"):
         return diffs.commit_diff(path_of(rt, project), sha)
 
 
 def compare(rt, project: Project, base: str, head: str) -> diffs.Comparison:
-    with reading(project, "Commit"):
+    with reading(project.id, "Commit"):
         found = diffs.compare(path_of(rt, project), base, head)
     if found.timed_out:
         log.warning("comparing %s...%s in project %s timed out", base, head, project.id)
@@ -81,31 +85,31 @@ def compare(rt, project: Project, base: str, head: str) -> diffs.Comparison:
 
 
 def tree(rt, project: Project, ref: str | None, subpath: str) -> list[repo.TreeEntry]:
-    with reading(project, "Tree"):
+    with reading(project.id, "Tree"):
         return repo.tree(path_of(rt, project), ref or project.head_branch, subpath)
 
 
 def file_blob(rt, project: Project, ref: str, file_path: str) -> content.Blob:
     """The file's blob at REF, sized, not read."""
-    with reading(project, "File"):
+    with reading(project.id, "File"):
         return content.file_at(path_of(rt, project), ref, file_path)
 
 
 def file_at(rt, project: Project, ref: str, file_path: str) -> tuple[content.Blob, str | None]:
     """The file's blob (sized, not read) and the last commit that changed it."""
     found = file_blob(rt, project, ref, file_path)
-    with reading(project, "File"):
+    with reading(project.id, "File"):
         return found, repo.last_commit_for(path_of(rt, project), ref, file_path)
 
 
 def blob(rt, project: Project, sha: str) -> content.Blob:
-    with reading(project, "Blob"):
+    with reading(project.id, "Blob"):
         return content.blob_by_id(path_of(rt, project), sha)
 
 
 def blob_content(rt, project: Project, found: content.Blob) -> bytes:
     """The whole content of a blob small enough to hold (see `content.Blob.streamed`)."""
-    with reading(project, "Blob"):
+    with reading(project.id, "Blob"):
         return content.read(found)
 
 
@@ -117,12 +121,12 @@ def blob_chunks(found: content.Blob, encoded: bool = False) -> AsyncIterator[byt
 
 def split_ref(rt, project: Project, text: str) -> tuple[str, str]:
     """(ref, path) of a web page's `<ref>/<path>`; 404 when no leading part names a commit."""
-    with reading(project, "Ref"):
+    with reading(project.id, "Ref"):
         return repo.split_ref(path_of(rt, project), text)
 
 
 def tags(rt, project: Project, offset: int, limit: int) -> tuple[int, list[repo.Tag]]:
-    with reading(project, "Repository"):
+    with reading(project.id, "Repository"):
         return repo.tags(path_of(rt, project), offset, limit)
 
 
@@ -141,7 +145,7 @@ class Overview:
 
 def default_tip(rt, project: Project) -> str | None:
     """The commit id at the tip of the default branch; None before anything was pushed to it."""
-    with reading(project, "Repository"):
+    with reading(project.id, "Repository"):
         return repo.branch_id(path_of(rt, project), project.head_branch)
 
 
@@ -151,7 +155,7 @@ def overview(rt, project: Project, tip: str | None) -> Overview:
     if tip is None:
         return Overview(empty=True)
     path = path_of(rt, project)
-    with reading(project, "Repository"):
+    with reading(project.id, "Repository"):
         last = repo.commit(path, tip)
         entries = repo.tree(path, tip)
         readme = None
@@ -168,5 +172,5 @@ def branches(rt, project: Project, offset: int, limit: int) -> tuple[int, list[t
     path = path_of(rt, project)
     if not repo.branch_names(path):
         return 0, []
-    with reading(project, "Repository"):
+    with reading(project.id, "Repository"):
         return repo.branches(path, offset, limit)

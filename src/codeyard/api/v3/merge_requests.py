@@ -94,9 +94,11 @@ async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
 
 @single("GET", "/changes", guards=READ, summary="The request with its changes (merge base to source head)")
 async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
-    mr = request_of(ctx)
-    work = merge_requests.comparer(ctx.rt, ctx.project, mr, commits=False)  # git starts before the entity's queries
-    data, found = await ctx.off_loop_while(work, lambda: render(ctx, mr))
+    # git starts first, from what one prebuilt statement finds; the session (the project's and the
+    # request's rows, the entity) is used while git works.
+    iid, target_branch = merge_requests.compared(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
+    work = merge_requests.comparer(ctx.rt, ctx.project_id, iid, target_branch, commits=False)
+    data, found = await ctx.off_loop_while(work, lambda: render(ctx, request_of(ctx)))
     data["changes"] = [repo_diff(change) for change in found.diffs]
     return data
 
