@@ -14,6 +14,7 @@ import pytest
 from codeyard.db.engine import Database
 from codeyard.db.models import ApplicationSetting, Token, User
 from codeyard.services import credentials
+from codeyard.services.bootstrap import ROOT_PROJECTS_LIMIT
 
 from .support import free_port
 
@@ -112,7 +113,8 @@ def test_first_start_creates_root_once(tmp_path):
         process = _serve(tmp_path, port, extra)
         try:
             _wait_for(process, url)
-            assert httpx.get(f"{url}/api/v3/user", headers={"PRIVATE-TOKEN": "firsttoken0123456789"}).json()["username"] == "root"
+            root = httpx.get(f"{url}/api/v3/user", headers={"PRIVATE-TOKEN": "firsttoken0123456789"}).json()
+            assert root["username"] == "root" and root["projects_limit"] == ROOT_PROJECTS_LIMIT and root["can_create_project"]
             login = httpx.post(f"{url}/api/v3/session", json={"login": "root", "password": "first-password"})
             assert login.status_code == 201 and login.json()["is_admin"] is True
             assert httpx.get(f"{url}/api/v3/user", headers={"PRIVATE-TOKEN": "other"}).status_code == 401

@@ -12,6 +12,9 @@ from . import credentials, users
 from . import settings as settings_service
 
 ROOT_USERNAME = "root"
+# GitLab 8 gave root the default limit of 10 personal projects, which a new instance's first user
+# meets at once when moving repositories in; the admin can still lower it.
+ROOT_PROJECTS_LIMIT = 100_000
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,8 @@ def ensure_root(session: Session, hasher: credentials.PasswordHasher, password: 
     chosen_password = password or credentials.new_secret(16)
     root = users.create(
         session,
-        {"username": ROOT_USERNAME, "email": "root@localhost.localdomain", "name": "Administrator", "is_admin": True},
+        {"username": ROOT_USERNAME, "email": "root@localhost.localdomain", "name": "Administrator", "is_admin": True,
+         "projects_limit": ROOT_PROJECTS_LIMIT},
         hasher.hash(chosen_password),
     )
     _token, secret = credentials.issue_token(session, root.id, credentials.PRIVATE, "root", secret=token)
