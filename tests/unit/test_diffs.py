@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 import pygit2
 import pytest
@@ -235,3 +236,14 @@ def test_git_writes_a_large_diff_in_large_pieces(work, monkeypatch):
     assert sum(reads) > 1_000_000 and len(reads) < 60
     monkeypatch.setattr(diffs, "_GIT_OUTPUT_ENV", diffs._NO_USER_CONFIG)
     assert rendered(work, base, head) == buffered
+
+
+def test_git_past_its_deadline_is_killed_and_its_output_refused():
+    """A git that writes nothing, or keeps writing, is stopped at the deadline (no output is trusted)."""
+    for command in (["sleep", "30"], ["sh", "-c", "while true; do echo diff; sleep 0.01; done"]):
+        process, seen = diffs._spawned(command), []
+        started = time.monotonic()
+        assert diffs._git_output(process, 10**9, 0.3, seen.append) is False
+        assert time.monotonic() - started < 5 and process.returncode is not None
+    finished = diffs._spawned(["sh", "-c", "echo done"])
+    assert diffs._git_output(finished, 100, 5, seen.append) is True and seen[-1] == b"done\n"

@@ -16,8 +16,8 @@ import contextlib
 import fcntl
 import os
 import re
+import select
 import subprocess
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -251,18 +251,24 @@ def _git_output(process: subprocess.Popen, cap: int, deadline: float, consume: C
     """Feed the standard output of PROCESS (`_spawned`) to CONSUME as it comes; False past CAP bytes,
     past DEADLINE seconds or on failure (git is killed: it never writes more than the pipe holds past
     the cap, nor goes on when CONSUME raises)."""
-    timer = threading.Timer(deadline, process.kill)
-    timer.start()
+    end, pipe = time.monotonic() + deadline, process.stdout.fileno()
+    waiting = select.poll()  # the deadline, without a timer thread per process
+    waiting.register(pipe, select.POLLIN)
     try:
         size = 0
-        while size <= cap and (chunk := process.stdout.read1(_CHUNK)):
+        while size <= cap:
+            left = end - time.monotonic()
+            if left <= 0 or not waiting.poll(left * 1000):
+                return False
+            chunk = os.read(pipe, _CHUNK)
+            if not chunk:
+                break
             size += len(chunk)
             consume(chunk)
-        if size > cap:
-            process.kill()
-        return process.wait() == 0 and size <= cap
+        return size <= cap and process.wait(max(end - time.monotonic(), 0)) == 0
+    except subprocess.TimeoutExpired:
+        return False
     finally:
-        timer.cancel()
         _ended(process)
 
 
