@@ -58,7 +58,7 @@ def main() -> None:
         open_only = scope in (project_reads.STARRED, project_reads.GROUP) and not user.is_admin
         statements = project_reads._page_statements(scope, open_only, False, False, False, project_reads._order(query), db.is_sqlite)
         params = {"user_id": user.id, "min_level": policy.INTERNAL, "group_id": None, "archived": None, "pattern": None,
-                  "name_pattern": None, "visibility": None, "limit": 100, "offset": 0}  # fmt: skip
+                  "name_pattern": None, "visibility": None, "limit": 100, "offset": 0, "window": 100}  # fmt: skip
         for label, statement in zip(("count", "rows"), statements, strict=True):
             if args.explain:
                 explain(db, connection, statement, params, f"{scope} {label}")

@@ -125,6 +125,33 @@ def test_pagination(api, users, projects):
     assert api.as_(alice).get("/projects", params={"page": 2, "search": "p3"}).headers["x-total"] == "1"
 
 
+@pytest.mark.parametrize("order", [("created_at", "desc"), ("name", "asc"), ("id", "asc")])
+def test_member_pages_walk_both_ways_of_membership(api, users, projects, order):
+    """The caller's projects come from their namespaces and from direct memberships, some reached
+    both ways: every page, at every offset, is the next slice of one order, each project once."""
+    alice, bob = users.create("alice", projects_limit=100), users.create("bob", projects_limit=100)
+    team = projects.group(bob, "team")
+    projects.add_group_member(team, alice, DEVELOPER)
+    made = []
+    for i in range(9):  # interleaved: her own, her group's, bob's with her as a member
+        owner, group = ((alice, None), (bob, team), (bob, None))[i % 3]
+        made.append(project := projects.create(owner, group=group, name=f"p{(7 * i) % 9}"))
+        if i in (1, 4):
+            projects.add_member(project, alice, DEVELOPER)  # a group project she is also a member of
+        elif owner is bob and group is None:
+            projects.add_member(project, alice, DEVELOPER)
+    params = {"order_by": order[0], "sort": order[1]}
+    whole = ids(api.as_(alice).get("/projects", params={**params, "per_page": 100}))
+    assert sorted(whole) == sorted(p.id for p in made)
+    for per_page in (1, 2, 4):
+        walked = []
+        for number in range(1, 10 // per_page + 2):
+            response = api.as_(alice).get("/projects", params={**params, "per_page": per_page, "page": number})
+            assert response.headers["x-total"] == "9"
+            walked += ids(response)
+        assert walked == whole, per_page
+
+
 def test_pages_count_in_the_page_statement(api, users, projects, rt):
     """The page's rows carry the total; a count runs only past the end."""
     alice, nobody, admin = users.create("alice"), users.create("nobody"), users.create("root", admin=True)

@@ -19,7 +19,7 @@ import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sqlalchemy import BigInteger, Boolean, Integer, and_, bindparam, func, or_, select, type_coerce
+from sqlalchemy import BigInteger, Boolean, Integer, and_, bindparam, func, or_, select, type_coerce, union
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember, Star, User, parse_id
@@ -255,6 +255,8 @@ def _page_statements(
     projects (MEMBER) are gathered once, ids and sort keys (a materialized CTE from the membership
     indexes): the page is cut from them and they are counted."""
     conditions = _scope_conditions(scope, open_only, archived, search, visibility)
+    if scope == MEMBER and sqlite:
+        return _member_statements_sqlite(conditions, search, order)
     source = Project.__table__
     if scope == MEMBER:  # driven from the caller's memberships: see `project_service.authorized`
         mine = project_service.authorized(USER_ID).subquery("mine")
@@ -290,6 +292,38 @@ def _page_statements(
     return count, _entity_select(page, whole_rows=True).add_columns(total).order_by(*_ordering(page.c, order))
 
 
+def _member_statements_sqlite(conditions: list, search: bool, order: tuple):
+    """(count, page) of the caller's own projects (MEMBER) on SQLite, from two branches: the projects
+    of their namespaces (personal and groups) and their direct memberships. Each branch gives only
+    its first `:window` (offset + limit) rows in the page's order, so the UNION that removes a
+    project reached both ways sorts at most twice the window, not every project of the caller; the
+    total is the first branch's count plus the direct memberships outside those namespaces."""
+    namespaces = project_service.member_namespaces(USER_ID)
+    members = ProjectMember.__table__.join(Project.__table__, Project.id == ProjectMember.project_id)
+
+    def branch(columns, source, *where):
+        if search:  # the namespace's name is searched too
+            source = source.join(Namespace, Namespace.id == Project.namespace_id)
+        return select(*columns).select_from(source).where(*where, *conditions)
+
+    in_namespaces = (Project.__table__, Project.namespace_id.in_(namespaces))
+    direct = (members, ProjectMember.user_id == USER_ID)
+    outside = (members, ProjectMember.user_id == USER_ID, Project.namespace_id.not_in(namespaces))
+    counted = branch((func.count(),), *in_namespaces).scalar_subquery() + branch((func.count(),), *outside).scalar_subquery()
+    keys = [getattr(Project, column) for column in ("id", *sorted({column for column, _ in order} - {"id"}))]
+    window = bindparam("window", type_=BigInteger)
+    firsts = [
+        branch(keys, *where).order_by(*_ordering(Project, order)).limit(window).subquery()
+        for where in (in_namespaces, direct)
+    ]
+    both = union(*(select(*first.c) for first in firsts)).subquery("firsts")
+    limit, offset = bindparam("limit", type_=Integer), bindparam("offset", type_=BigInteger)
+    ids = select(both.c.id).order_by(*_ordering(both.c, order)).limit(limit).offset(offset).subquery("ids")
+    page = select(ids.c.id, counted.label("total")).subquery("page")
+    rows = _entity_select(page).add_columns(page.c.total).order_by(*_ordering(Project, order))
+    return select(counted), rows
+
+
 def _ordering(columns, order: tuple) -> list:
     return [getattr(columns, column).asc() if way == "asc" else getattr(columns, column).desc() for column, way in order]
 
@@ -323,6 +357,7 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
         "visibility": filters.visibility,
         "limit": limit,
         "offset": offset,
+        "window": offset + limit,
     }
     found = db.fast_all(rows, params)  # each row carries the total (`_page_statements`)
     if found:

@@ -438,10 +438,15 @@ def authorized(user_id: int) -> CompoundSelect:
     """Ids of projects USER is a member of: personal, via a group, or directly. A UNION, so that
     the database starts from the user's memberships: an OR of IN-subqueries makes PostgreSQL read
     every project and test each against all three."""
+    direct = select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)
+    return union(_in_namespaces(member_namespaces(user_id)), direct)
+
+
+def member_namespaces(user_id: int) -> CompoundSelect:
+    """Ids of USER's personal namespace and of the groups they are a member of."""
     personal = select(Namespace.id).where(Namespace.owner_id == user_id, Namespace.kind == "user")
     groups = select(GroupMember.namespace_id).where(GroupMember.user_id == user_id)
-    direct = select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)
-    return union(_in_namespaces(union(personal, groups)), direct)
+    return union(personal, groups)
 
 
 def owned(user_id: int) -> Select:
