@@ -131,11 +131,7 @@ def project_access(user, project, namespace, project_level: int | None, group_le
     """The abilities of USER (a user row or None) on PROJECT in NAMESPACE, given their membership levels."""
     if user is None or getattr(user, "state", "active") != "active":
         return NO_ACCESS
-    is_owner = bool(
-        user.is_admin
-        or (namespace.kind == "user" and namespace.owner_id == user.id)
-        or (namespace.kind == "group" and group_level == OWNER)
-    )
+    is_owner = _owns(user, namespace, group_level)
     level = project.visibility_level
     rules = _rules(
         max(project_level or 0, group_level or 0),
@@ -146,6 +142,24 @@ def project_access(user, project, namespace, project_level: int | None, group_le
         _feature_flags(project),
     )
     return _access(rules, project_level, group_level, is_owner)
+
+
+def administers(user, namespace, project_level: int | None, group_level: int | None) -> bool:
+    """`project_access(...).can(ADMIN_PROJECT)` without the rest of the abilities: owners and
+    masters administer a project, and neither a disabled feature nor archiving takes that away
+    (a test checks the two agree). For lists, which ask it of every project they show."""
+    if user is None or getattr(user, "state", "active") != "active":
+        return False
+    return _owns(user, namespace, group_level) or max(project_level or 0, group_level or 0) >= MASTER
+
+
+def _owns(user, namespace, group_level: int | None) -> bool:
+    """Owner rules: the admins, the owner of a personal namespace, the owners of a group."""
+    return bool(
+        user.is_admin
+        or (namespace.kind == "user" and namespace.owner_id == user.id)
+        or (namespace.kind == "group" and group_level == OWNER)
+    )
 
 
 # Access is immutable and a page of projects repeats a few standings: one instance each, instead of

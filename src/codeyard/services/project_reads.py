@@ -187,6 +187,15 @@ def access(user, row) -> policy.Access:
     return policy.project_access(user, row, NamespaceFacts(row.ns_kind, row.ns_owner_id), row.member_level, group_level)
 
 
+def administers(user, row) -> bool:
+    """Whether USER (a user row or None) may administer the project of ROW: `access(...)`'s
+    ADMIN_PROJECT, for every row of a list."""
+    if user is None:
+        return False
+    group_level = row.group_level if row.ns_kind == "group" else None
+    return policy.administers(user, NamespaceFacts(row.ns_kind, row.ns_owner_id), row.member_level, group_level)
+
+
 # --- pages ----------------------------------------------------------------------------------------
 
 ALL, MEMBER, OWNED, STARRED, GROUP, SEARCH = "all", "member", "owned", "starred", "group", "search"

@@ -54,8 +54,7 @@ def render(ctx: Ctx, rows: list, *, permissions: bool, in_list: bool) -> list[di
     """Entities from rows of `services.project_reads`."""
     view, actor, secret_key, shared, rendered = ctx.view, ctx.actor, ctx.rt.secret_key, {}, []
     for row in rows:
-        admin = project_reads.access(actor, row).can(policy.ADMIN_PROJECT)
-        token = projects.runners_token(secret_key, row) if admin else ""
+        token = projects.runners_token(secret_key, row) if project_reads.administers(actor, row) else ""
         rendered.append(
             entities.project(row, view, permissions=permissions, runners_token=token, in_list=in_list, shared=shared)
         )
