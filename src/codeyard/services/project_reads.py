@@ -253,6 +253,11 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
     return conditions
 
 
+# The offset is a bigint: a page number up to 2**31 - 1 times 100 overflows PostgreSQL's integer.
+LIMIT, OFFSET = bindparam("limit", type_=Integer), bindparam("offset", type_=BigInteger)
+WINDOW = bindparam("window", type_=BigInteger)  # offset + limit
+
+
 @functools.cache
 def _page_statements(
     scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple, sqlite: bool = False
@@ -260,45 +265,44 @@ def _page_statements(
     """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape.
 
     Every row of the page carries the list's total (`total`, a subquery run once per statement), so
-    a page is one statement; COUNT is needed only for a page past the end. The caller's own
-    projects (MEMBER) are gathered once, ids and sort keys (a materialized CTE from the membership
-    indexes): the page is cut from them and they are counted."""
+    a page is one statement; COUNT is needed only for a page past the end. On PostgreSQL the
+    caller's own projects (MEMBER) are gathered once, ids and sort keys (a materialized CTE from the
+    membership indexes): the page is cut from them and they are counted. SQLite cuts the page from
+    the first rows of each way of membership (`_member_statements_sqlite`)."""
     conditions = _scope_conditions(scope, open_only, archived, search, visibility)
-    if scope == MEMBER and sqlite:
-        return _member_statements_sqlite(conditions, search, order)
-    source = Project.__table__
     if scope == MEMBER:  # driven from the caller's memberships: see `project_service.authorized`
-        mine = project_service.authorized(USER_ID).subquery("mine")
-        source = mine.join(source, Project.id == mine.c.id)
+        return (_member_statements_sqlite if sqlite else _member_statements_postgresql)(conditions, search, order)
+    source = Project.__table__
     if search:  # the namespace's name is searched too
         source = source.join(Namespace, Namespace.id == Project.namespace_id)
-    if scope == MEMBER and not conditions:  # every id of the union is a project's (foreign keys)
-        count = select(func.count()).select_from(mine)
-    else:
-        count = select(func.count()).select_from(source).where(*conditions)
-    # The offset is a bigint: a page number up to 2**31 - 1 times 100 overflows PostgreSQL's integer.
-    limit, offset = bindparam("limit", type_=Integer), bindparam("offset", type_=BigInteger)
-    if scope == MEMBER:
-        keys = {column for column, _ in order}
-        matching = (
-            select(*(getattr(Project, column) for column in ("id", *sorted(keys - {"id"}))))
-            .select_from(source).where(*conditions).cte("matching").prefix_with("MATERIALIZED")
-        )  # fmt: skip
-        total = select(func.count()).select_from(matching).correlate(None).scalar_subquery().label("total")
-        ids = select(matching.c.id).order_by(*_ordering(matching.c, order)).limit(limit).offset(offset)
-        if sqlite:
-            page = select(ids.subquery("ids").c.id, total).subquery("page")
-            return count, _entity_select(page).add_columns(page.c.total).order_by(*_ordering(Project, order))
-        page = select(*Project.__table__.columns, total).where(Project.id.in_(ids)).cte("page")
-        return count, _entity_select(page, whole_rows=True).add_columns(page.c.total).order_by(*_ordering(page.c, order))
+    count = select(func.count()).select_from(source).where(*conditions)
     total = count.correlate(None).scalar_subquery().label("total")
     ordering = _ordering(Project, order)
     chosen = select(*(Project.id,) if sqlite else Project.__table__.columns).select_from(source).where(*conditions)
-    page = chosen.order_by(*ordering).limit(limit).offset(offset)
+    page = chosen.order_by(*ordering).limit(LIMIT).offset(OFFSET)
     if sqlite:  # whole rows through its sorter cost SQLite more than looking 100 ids up
         return count, _entity_select(page.subquery("page")).add_columns(total).order_by(*ordering)
     page = page.cte("page")
     return count, _entity_select(page, whole_rows=True).add_columns(total).order_by(*_ordering(page.c, order))
+
+
+def _member_statements_postgresql(conditions: list, search: bool, order: tuple):
+    """(count, page) of the caller's own projects (MEMBER) on PostgreSQL: their ids and sort keys
+    gathered once (a materialized CTE from the membership indexes), the page cut from them and
+    they counted."""
+    mine = project_service.authorized(USER_ID).subquery("mine")
+    source = mine.join(Project.__table__, Project.id == mine.c.id)
+    if search:  # the namespace's name is searched too
+        source = source.join(Namespace, Namespace.id == Project.namespace_id)
+    if conditions:
+        count = select(func.count()).select_from(source).where(*conditions)
+    else:  # every id of the union is a project's (foreign keys)
+        count = select(func.count()).select_from(mine)
+    matching = select(*_sort_keys(order)).select_from(source).where(*conditions).cte("matching").prefix_with("MATERIALIZED")
+    total = select(func.count()).select_from(matching).correlate(None).scalar_subquery().label("total")
+    ids = select(matching.c.id).order_by(*_ordering(matching.c, order)).limit(LIMIT).offset(OFFSET)
+    page = select(*Project.__table__.columns, total).where(Project.id.in_(ids)).cte("page")
+    return count, _entity_select(page, whole_rows=True).add_columns(page.c.total).order_by(*_ordering(page.c, order))
 
 
 def _member_statements_sqlite(conditions: list, search: bool, order: tuple):
@@ -319,18 +323,20 @@ def _member_statements_sqlite(conditions: list, search: bool, order: tuple):
     direct = (members, ProjectMember.user_id == USER_ID)
     outside = (members, ProjectMember.user_id == USER_ID, Project.namespace_id.not_in(namespaces))
     counted = branch((func.count(),), *in_namespaces).scalar_subquery() + branch((func.count(),), *outside).scalar_subquery()
-    keys = [getattr(Project, column) for column in ("id", *sorted({column for column, _ in order} - {"id"}))]
-    window = bindparam("window", type_=BigInteger)
     firsts = [
-        branch(keys, *where).order_by(*_ordering(Project, order)).limit(window).subquery()
+        branch(_sort_keys(order), *where).order_by(*_ordering(Project, order)).limit(WINDOW).subquery()
         for where in (in_namespaces, direct)
     ]
     both = union(*(select(*first.c) for first in firsts)).subquery("firsts")
-    limit, offset = bindparam("limit", type_=Integer), bindparam("offset", type_=BigInteger)
-    ids = select(both.c.id).order_by(*_ordering(both.c, order)).limit(limit).offset(offset).subquery("ids")
+    ids = select(both.c.id).order_by(*_ordering(both.c, order)).limit(LIMIT).offset(OFFSET).subquery("ids")
     page = select(ids.c.id, counted.label("total")).subquery("page")
     rows = _entity_select(page).add_columns(page.c.total).order_by(*_ordering(Project, order))
     return select(counted), rows
+
+
+def _sort_keys(order: tuple) -> list:
+    """The project columns ORDER sorts by, the id first."""
+    return [getattr(Project, column) for column in ("id", *sorted({column for column, _ in order} - {"id"}))]
 
 
 def _ordering(columns, order: tuple) -> list:
