@@ -56,7 +56,10 @@ def main() -> None:
     for scope in args.scopes:
         query = project_reads.Query(scope, user, projects.Filters())
         open_only = scope in (project_reads.STARRED, project_reads.GROUP) and not user.is_admin
-        statements = project_reads._page_statements(scope, open_only, False, False, False, project_reads._order(query), db.is_sqlite)
+        first_rows = scope == project_reads.MEMBER and db.is_sqlite  # as `project_reads.page` for a first page
+        statements = project_reads._page_statements(
+            scope, open_only, False, False, False, project_reads._order(query), db.is_sqlite, first_rows
+        )
         params = {"user_id": user.id, "min_level": policy.INTERNAL, "group_id": None, "archived": None, "pattern": None,
                   "name_pattern": None, "visibility": None, "limit": 100, "offset": 0, "window": 100}  # fmt: skip
         for label, statement in zip(("count", "rows"), statements, strict=True):

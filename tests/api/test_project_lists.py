@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from codeyard.services import project_reads
+
 from ..support import QueryCounter
 
 GUEST, DEVELOPER, MASTER, OWNER = 10, 30, 40, 50
@@ -125,10 +127,13 @@ def test_pagination(api, users, projects):
     assert api.as_(alice).get("/projects", params={"page": 2, "search": "p3"}).headers["x-total"] == "1"
 
 
+@pytest.mark.parametrize("first_rows", [project_reads.FIRST_ROWS, 0])
 @pytest.mark.parametrize("order", [("created_at", "desc"), ("name", "asc"), ("id", "asc")])
-def test_member_pages_walk_both_ways_of_membership(api, users, projects, order):
+def test_member_pages_walk_both_ways_of_membership(api, users, projects, monkeypatch, order, first_rows):
     """The caller's projects come from their namespaces and from direct memberships, some reached
-    both ways: every page, at every offset, is the next slice of one order, each project once."""
+    both ways: every page, at every offset, is the next slice of one order, each project once,
+    whichever way SQLite cuts the page (FIRST_ROWS 0: every page from the whole list)."""
+    monkeypatch.setattr(project_reads, "FIRST_ROWS", first_rows)
     alice, bob = users.create("alice", projects_limit=100), users.create("bob", projects_limit=100)
     team = projects.group(bob, "team")
     projects.add_group_member(team, alice, DEVELOPER)
@@ -140,16 +145,16 @@ def test_member_pages_walk_both_ways_of_membership(api, users, projects, order):
             projects.add_member(project, alice, DEVELOPER)  # a group project she is also a member of
         elif owner is bob and group is None:
             projects.add_member(project, alice, DEVELOPER)
-    params = {"order_by": order[0], "sort": order[1]}
-    whole = ids(api.as_(alice).get("/projects", params={**params, "per_page": 100}))
-    assert sorted(whole) == sorted(p.id for p in made)
-    for per_page in (1, 2, 4):
-        walked = []
-        for number in range(1, 10 // per_page + 2):
-            response = api.as_(alice).get("/projects", params={**params, "per_page": per_page, "page": number})
-            assert response.headers["x-total"] == "9"
-            walked += ids(response)
-        assert walked == whole, per_page
+    for params in ({"order_by": order[0], "sort": order[1]}, {"order_by": order[0], "sort": order[1], "search": "p"}):
+        whole = ids(api.as_(alice).get("/projects", params={**params, "per_page": 100}))
+        assert sorted(whole) == sorted(p.id for p in made)
+        for per_page in (1, 2, 4):
+            walked = []
+            for number in range(1, 10 // per_page + 2):
+                response = api.as_(alice).get("/projects", params={**params, "per_page": per_page, "page": number})
+                assert response.headers["x-total"] == "9"
+                walked += ids(response)
+            assert walked == whole, (params, per_page)
 
 
 def test_pages_count_in_the_page_statement(api, users, projects, rt):

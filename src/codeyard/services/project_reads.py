@@ -19,7 +19,7 @@ import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sqlalchemy import BigInteger, Boolean, Integer, and_, bindparam, func, or_, select, type_coerce, union
+from sqlalchemy import BigInteger, Boolean, Integer, and_, bindparam, func, or_, select, type_coerce
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember, Star, User, parse_id
@@ -256,22 +256,28 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
 # The offset is a bigint: a page number up to 2**31 - 1 times 100 overflows PostgreSQL's integer.
 LIMIT, OFFSET = bindparam("limit", type_=Integer), bindparam("offset", type_=BigInteger)
 WINDOW = bindparam("window", type_=BigInteger)  # offset + limit
+# SQLite's member pages ending this far into the list are cut from each branch's first rows
+# (`_member_statements_sqlite`): of 1,500 projects, cheaper up to 300, dearer from 400 on.
+FIRST_ROWS = 300
 
 
 @functools.cache
 def _page_statements(
-    scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple, sqlite: bool = False
+    scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple, sqlite: bool = False,
+    first_rows: bool = False,
 ):
     """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape.
 
     Every row of the page carries the list's total (`total`, a subquery run once per statement), so
     a page is one statement; COUNT is needed only for a page past the end. On PostgreSQL the
     caller's own projects (MEMBER) are gathered once, ids and sort keys (a materialized CTE from the
-    membership indexes): the page is cut from them and they are counted. SQLite cuts the page from
-    the first rows of each way of membership (`_member_statements_sqlite`)."""
+    membership indexes): the page is cut from them and they are counted. SQLite reads them in two
+    disjoint branches (`_member_statements_sqlite`; FIRST_ROWS chooses how)."""
     conditions = _scope_conditions(scope, open_only, archived, search, visibility)
     if scope == MEMBER:  # driven from the caller's memberships: see `project_service.authorized`
-        return (_member_statements_sqlite if sqlite else _member_statements_postgresql)(conditions, search, order)
+        if sqlite:
+            return _member_statements_sqlite(conditions, search, order, first_rows)
+        return _member_statements_postgresql(conditions, search, order)
     source = Project.__table__
     if search:  # the namespace's name is searched too
         source = source.join(Namespace, Namespace.id == Project.namespace_id)
@@ -305,12 +311,18 @@ def _member_statements_postgresql(conditions: list, search: bool, order: tuple):
     return count, _entity_select(page, whole_rows=True).add_columns(page.c.total).order_by(*_ordering(page.c, order))
 
 
-def _member_statements_sqlite(conditions: list, search: bool, order: tuple):
-    """(count, page) of the caller's own projects (MEMBER) on SQLite, from two branches: the projects
-    of their namespaces (personal and groups) and their direct memberships. Each branch gives only
-    its first `:window` (offset + limit) rows in the page's order, so the UNION that removes a
-    project reached both ways sorts at most twice the window, not every project of the caller; the
-    total is the first branch's count plus the direct memberships outside those namespaces."""
+def _member_statements_sqlite(conditions: list, search: bool, order: tuple, first_rows: bool):
+    """(count, page) of the caller's own projects (MEMBER) on SQLite, from two branches: the
+    projects of their namespaces (personal and groups), and their direct memberships. The total is
+    the first's count plus the direct memberships of projects in other namespaces.
+
+    With FIRST_ROWS (a page near the start, no text search: `page`), each branch gives only its
+    first `:window` (offset + limit) rows in the page's order and the page is cut from those: SQLite
+    keeps just the window while it reads the branch, instead of writing out and sorting every
+    project of the caller (a first page of 100 of 1,500 projects: 1.3 ms instead of 1.6). Otherwise
+    each branch is read once into a materialized CTE that is both counted and sorted: deeper into
+    the list, or when each row is matched against the search text, reading the branches twice
+    (for the window and for the count) costs more."""
     namespaces = project_service.member_namespaces(USER_ID)
     members = ProjectMember.__table__.join(Project.__table__, Project.id == ProjectMember.project_id)
 
@@ -321,13 +333,24 @@ def _member_statements_sqlite(conditions: list, search: bool, order: tuple):
 
     in_namespaces = (Project.__table__, Project.namespace_id.in_(namespaces))
     direct = (members, ProjectMember.user_id == USER_ID)
-    outside = (members, ProjectMember.user_id == USER_ID, Project.namespace_id.not_in(namespaces))
-    counted = branch((func.count(),), *in_namespaces).scalar_subquery() + branch((func.count(),), *outside).scalar_subquery()
-    firsts = [
-        branch(_sort_keys(order), *where).order_by(*_ordering(Project, order)).limit(WINDOW).subquery()
-        for where in (in_namespaces, direct)
-    ]
-    both = union(*(select(*first.c) for first in firsts)).subquery("firsts")
+    outside = (*direct, Project.namespace_id.not_in(namespaces))  # direct, but not of their namespaces
+    if first_rows:
+        counts = [branch((func.count(),), *where).scalar_subquery() for where in (in_namespaces, outside)]
+        # The direct branch keeps the projects of their namespaces (the UNION drops them again): to
+        # test each of its rows against those namespaces cost more than that.
+        parts = [
+            branch(_sort_keys(order), *where).order_by(*_ordering(Project, order)).limit(WINDOW).subquery()
+            for where in (in_namespaces, direct)
+        ]
+        both = select(*parts[0].c).union(select(*parts[1].c)).subquery("mine")
+    else:
+        parts = [
+            branch(_sort_keys(order), *where).cte(f"mine_{number}").prefix_with("MATERIALIZED")
+            for number, where in enumerate((in_namespaces, outside))
+        ]
+        counts = [select(func.count()).select_from(part).scalar_subquery() for part in parts]
+        both = select(*parts[0].c).union_all(select(*parts[1].c)).subquery("mine")
+    counted = counts[0] + counts[1]
     ids = select(both.c.id).order_by(*_ordering(both.c, order)).limit(LIMIT).offset(OFFSET).subquery("ids")
     page = select(ids.c.id, counted.label("total")).subquery("page")
     rows = _entity_select(page).add_columns(page.c.total).order_by(*_ordering(Project, order))
@@ -358,9 +381,10 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
     # GitLab's visibility for lists that are not the caller's own: admins see every project except
     # in the name search, which looks through memberships and internal/public projects for anyone.
     open_only = query.scope == SEARCH or (query.scope in (STARRED, GROUP) and not user.is_admin)
+    first_rows = query.scope == MEMBER and db.is_sqlite and not filters.search and offset + limit <= FIRST_ROWS
     count, rows = _page_statements(
         query.scope, open_only, filters.archived is not None, bool(filters.search), filters.visibility is not None,
-        _order(query), db.is_sqlite,
+        _order(query), db.is_sqlite, first_rows,
     )  # fmt: skip
     params = {
         "user_id": user.id,
