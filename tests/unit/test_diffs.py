@@ -247,3 +247,16 @@ def test_git_past_its_deadline_is_killed_and_its_output_refused():
         assert time.monotonic() - started < 5 and process.returncode is not None
     finished = diffs._spawned(["sh", "-c", "echo done"])
     assert diffs._git_output(finished, 100, 5, seen.append) is True and seen[-1] == b"done\n"
+
+
+def test_a_comparison_s_shape_is_applied_to_every_file_whoever_renders_it(work):
+    """SHAPE gives the same as shaping the plain comparison's files, by git and by libgit2 alike."""
+    branched(work)
+
+    def shape(change):
+        return (change.new_path, change.new_file, len(change.diff))
+
+    for limits in (diffs.LIMITS, diffs.DiffLimits(max_files=3)):  # git renders the first whole; libgit2 the second
+        plain = diffs.compare(work / ".git", "master", "feature", commits=False, limits=limits)
+        shaped = diffs.started_compare(work / ".git", "master", "feature", limits=limits, commits=False, shape=shape)()
+        assert shaped.diffs == [shape(change) for change in plain.diffs] and len(shaped.diffs) > 3

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import pygit2
 
@@ -67,8 +68,12 @@ class FileDiff:
 class Comparison:
     head: CommitInfo | None
     commits: list[CommitInfo]  # oldest first
-    diffs: list[FileDiff]
+    diffs: list  # FileDiff, or what the comparison's `shape` made of each
     timed_out: bool = False
+
+
+# What a caller makes of each FileDiff as it is rendered (in the thread that reads git), or None.
+Shape = Callable[[FileDiff], Any] | None
 
 
 _HEADER_LINES = ("diff --git ", "index ", "old mode ", "new mode ", "new file mode ", "deleted file mode ",
@@ -291,12 +296,13 @@ class _GitPatches:
     IndexError when the output is not that: not one patch per record, in order."""
 
     def __init__(self, repository: pygit2.Repository, limits: DiffLimits,
-                 admit: Callable[[list[_Raw]], None] = lambda records: None):  # fmt: skip
+                 admit: Callable[[list[_Raw]], None] = lambda records: None, shape: Shape = None):  # fmt: skip
         self.odb, self.limits, self.budget, self.admit = repository.odb, limits, _Budget(limits), admit
         self.out = bytearray()  # what git wrote and was not rendered yet: the records, then a file's patch on
         self.records: list[_Raw] | None = None
         self.scan = 0  # where the next file's header may begin in `out`
-        self.found: list[FileDiff] = []
+        self.found: list = []
+        self.keep = self.found.append if shape is None else lambda found: self.found.append(shape(found))
 
     def feed(self, chunk: bytes) -> None:
         out = self.out
@@ -332,7 +338,7 @@ class _GitPatches:
         if not out.startswith(b"diff --git ", start):
             raise ValueError("not a patch")
         if budget.spent:
-            self.found.append(_git_entry(raw, "", False, True))
+            self.keep(_git_entry(raw, "", False, True))
             return
         body = out.find(b"\n--- ", start, end)
         if body < 0:
@@ -350,10 +356,10 @@ class _GitPatches:
         if text is not None and text.startswith("Binary files "):
             text = None if _larger_blob(self.odb, raw) > self.limits.max_blob_bytes else text
         if text is None:
-            self.found.append(_git_entry(raw, "", True, False))
+            self.keep(_git_entry(raw, "", True, False))
         else:
             budget.spend(text)
-            self.found.append(_git_entry(raw, text, False, False))
+            self.keep(_git_entry(raw, text, False, False))
 
 
 def _git_diff(repository: pygit2.Repository, limits: DiffLimits, renames: bool, *revisions: str) -> list[str]:
@@ -388,12 +394,12 @@ def _range_diff(repository: pygit2.Repository, base_id: str, head_id: str, limit
 
 
 def _by_git_range(repository: pygit2.Repository, base_id: str, head_id: str, limits: DiffLimits,
-                  first: subprocess.Popen) -> list[FileDiff] | None:  # fmt: skip
+                  first: subprocess.Popen, shape: Shape = None) -> list | None:  # fmt: skip
     """From the merge base of BASE_ID and HEAD_ID to HEAD_ID, rendered by one `git diff base...head`
     (git finds the merge base itself: no process of its own), FIRST: that diff without renames,
     already started by `_range_diff`. The records, which git writes before any patch, say whether
     it may: None past max_files files (libgit2 renders those) and when git fails. Renames to detect
-    (`_renames`' rule, on the records) mean a second `git diff`, with -M."""
+    (`_renames`' rule, on the records) mean a second `git diff`, with -M. SHAPE: see `started_compare`."""
     files = min(limits.max_files, limits.max_listed)
 
     def admit(records: list[_Raw], renames: bool) -> None:
@@ -404,7 +410,7 @@ def _by_git_range(repository: pygit2.Repository, base_id: str, head_id: str, lim
 
     cap = 2 * limits.max_bytes + files * 1024 + 65536
     for renames in (False, True):
-        patches = _GitPatches(repository, limits, lambda records, renames=renames: admit(records, renames))
+        patches = _GitPatches(repository, limits, lambda records, renames=renames: admit(records, renames), shape)
         process = _range_diff(repository, base_id, head_id, limits, renames) if renames else first
         try:
             return _rendered(process, patches, cap, limits)
@@ -541,10 +547,11 @@ def compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLim
 
 
 def started_compare(path: Path, base: str, head: str, limit: int = 1000, limits: DiffLimits | None = None, *,
-                    commits: bool = True, files: bool = True) -> Callable[[], Comparison]:  # fmt: skip
+                    commits: bool = True, files: bool = True, shape: Shape = None) -> Callable[[], Comparison]:  # fmt: skip
     """`compare` with its git processes started now: the function returned reads them, in this thread
     or another (each thread has its own handle on the repository), and must be called, since it is
-    what ends them."""
+    what ends them. With SHAPE, the comparison's `diffs` are SHAPE of each file, applied by that
+    function as git's output is rendered (while git still works on the next files)."""
     limits = limits or LIMITS
     repository = open_repository(path)
     base_commit, head_commit = resolve(repository, base), resolve(repository, head)
@@ -564,7 +571,7 @@ def started_compare(path: Path, base: str, head: str, limit: int = 1000, limits:
     def finish() -> Comparison:
         repository = open_repository(path)
         try:
-            found = _changes(repository, base_id, head_id, diffing, limits) if diffing is not None else []
+            found = _changes(repository, base_id, head_id, diffing, limits, shape) if diffing is not None else []
             listed = _finished(listing, end - time.monotonic()) if listing is not None else ""
         except _TimedOut:
             return Comparison(head_info, [], [], timed_out=True)
@@ -579,11 +586,11 @@ def started_compare(path: Path, base: str, head: str, limit: int = 1000, limits:
 
 
 def _changes(repository: pygit2.Repository, base_id: str, head_id: str, first: subprocess.Popen,
-             limits: DiffLimits) -> list[FileDiff]:  # fmt: skip
-    """The files changed from the merge base of BASE_ID and HEAD_ID to HEAD_ID: by one `git diff`
-    (FIRST, `_by_git_range`'s) when it can, else the merge base first (none: from nothing), then
-    `file_diffs`."""
-    found = _by_git_range(repository, base_id, head_id, limits, first)
+             limits: DiffLimits, shape: Shape) -> list:  # fmt: skip
+    """The files changed from the merge base of BASE_ID and HEAD_ID to HEAD_ID (each SHAPE'd): by one
+    `git diff` (FIRST, `_by_git_range`'s) when it can, else the merge base first (none: from
+    nothing), then `file_diffs`."""
+    found = _by_git_range(repository, base_id, head_id, limits, first, shape)
     if found is not None:
         return found
     merged = _git(Path(repository.path), limits.compare_seconds, "merge-base", "--end-of-options", base_id,
@@ -591,7 +598,8 @@ def _changes(repository: pygit2.Repository, base_id: str, head_id: str, first: s
     head = repository[pygit2.Oid(hex=head_id)]
     start = repository[pygit2.Oid(hex=merged)] if merged else None
     diff = repository.diff(start, head) if start is not None else head.tree.diff_to_tree(swap=True)
-    return file_diffs(repository, diff, limits, (merged or EMPTY_TREE, head_id))
+    found = file_diffs(repository, diff, limits, (merged or EMPTY_TREE, head_id))
+    return found if shape is None else [shape(change) for change in found]
 
 
 _HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")

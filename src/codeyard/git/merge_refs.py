@@ -23,14 +23,14 @@ def head_sha(target: Path, iid: int) -> str | None:
     return str(ref.peel(pygit2.Commit).id) if ref is not None else None
 
 
-def started_comparison(target: Path, iid: int, branch: str, *, commits: bool,
-                       files: bool) -> Callable[[], diffs.Comparison]:  # fmt: skip
+def started_comparison(target: Path, iid: int, branch: str, *, commits: bool, files: bool,
+                       shape: diffs.Shape = None) -> Callable[[], diffs.Comparison]:  # fmt: skip
     """`diffs.started_compare` of request IID: from its target BRANCH to its head ref; an empty
     comparison when either is missing (TARGET is opened once per thread: `open_repository` keeps it)."""
     sha = head_sha(target, iid)
     if sha is None or branch_id(target, branch) is None:
         return lambda: diffs.Comparison(None, [], [])
-    return diffs.started_compare(target, branch, sha, commits=commits, files=files)
+    return diffs.started_compare(target, branch, sha, commits=commits, files=files, shape=shape)
 
 
 def keep_head(target: Path, source: Path, branch: str, iid: int) -> str | None:

@@ -341,14 +341,14 @@ def compared(db, project_id: int, mr_id: int) -> tuple[int, str]:
     return row.iid, row.target_branch
 
 
-def comparer(rt, project_id: int, iid: int, target_branch: str, *, commits: bool = True,
-             files: bool = True) -> Callable[[], diffs.Comparison]:  # fmt: skip
+def comparer(rt, project_id: int, iid: int, target_branch: str, *, commits: bool = True, files: bool = True,
+             shape: diffs.Shape = None) -> Callable[[], diffs.Comparison]:  # fmt: skip
     """The work of `comparison` for request IID of project PROJECT_ID, its git processes started now:
     what is left is git only, no database, so it may run in a thread while the request's session is
-    used. The work must be run: it ends the processes."""
+    used (SHAPE too: see `diffs.started_compare`). The work must be run: it ends the processes."""
     with reading(project_id, "Branch"):
         finish = merge_refs.started_comparison(path_by_id(rt, project_id), iid, target_branch, commits=commits,
-                                               files=files)  # fmt: skip
+                                               files=files, shape=shape)  # fmt: skip
 
     def compare() -> diffs.Comparison:
         with reading(project_id, "Branch"):

@@ -17,6 +17,7 @@ from ..context import Ctx
 from ..guards import project_guard
 from ..params import Bool, Choice, GitText, Id, IntList, Str
 from ..registry import API
+from ..replies import encoded
 
 READ = (project_guard(policy.READ_MERGE_REQUEST),)
 CREATE = (project_guard(policy.CREATE_MERGE_REQUEST),)
@@ -95,11 +96,13 @@ async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
 @single("GET", "/changes", guards=READ, summary="The request with its changes (merge base to source head)")
 async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
     # git starts first, from what one prebuilt statement finds; the session (the project's and the
-    # request's rows, the entity) is used while git works.
+    # request's rows, the entity) is used while git works, and each change is JSON as soon as git's
+    # output for it is read.
     iid, target_branch = merge_requests.compared(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
-    work = merge_requests.comparer(ctx.rt, ctx.project_id, iid, target_branch, commits=False)
+    work = merge_requests.comparer(ctx.rt, ctx.project_id, iid, target_branch, commits=False,
+                                   shape=lambda change: encoded(repo_diff(change)))  # fmt: skip
     data, found = await ctx.off_loop_while(work, lambda: render(ctx, request_of(ctx)))
-    data["changes"] = [repo_diff(change) for change in found.diffs]
+    data["changes"] = found.diffs
     return data
 
 
