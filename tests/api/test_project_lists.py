@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from codeyard.services import project_reads
@@ -255,3 +257,13 @@ def test_list_entities_equal_the_single_project_reads(api, world, admin):
     for entity in listed:
         entity.pop("public_builds")  # lists only
         assert entity == as_admin.get(f"/projects/{entity['id']}").json()
+
+
+def test_on_postgresql_a_page_is_read_in_the_database_s_reader_threads(api, rt, world, monkeypatch):
+    """PostgreSQL's work on a page runs in `Database.readers` (two threads), SQLite's on the loop."""
+    real, threads = project_reads.page, []
+    monkeypatch.setattr(project_reads, "page", lambda *args: threads.append(threading.current_thread().name) or real(*args))
+    for path in ("/projects", "/projects/starred", "/projects/search/alpha"):
+        assert api.as_(world["bob"]).get(path).status_code == 200
+    assert len(threads) == 3
+    assert all(name.startswith("codeyard-reader") != rt.db.is_sqlite for name in threads), threads

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
@@ -142,6 +143,12 @@ class Ctx:
         transaction is committed first (git needs no database, and no lock is held meanwhile)."""
         self.commit()
         return await run_in_threadpool(work, *args)
+
+    async def off_loop_reads(self, work, *args):
+        """WORK(*ARGS), reads on the database's fast path, in its reader threads (`Database.readers`)
+        rather than git's pool; committed first, like `off_loop`."""
+        self.commit()
+        return await asyncio.get_running_loop().run_in_executor(self.rt.db.readers, functools.partial(work, *args))
 
     async def off_loop_while(self, work, here):
         """(HERE(), WORK()): WORK in a thread, started before HERE does this request's database work

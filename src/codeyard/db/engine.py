@@ -18,6 +18,7 @@ import sqlite3
 import threading
 from collections import namedtuple
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import orjson
@@ -68,6 +69,13 @@ def _configure_sqlite(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
+# Threads that run a server's reads off the event loop (`Database.readers`). Two: one waits on the
+# server while the other turns rows into values; with a thread per waiting request (anyio's pool),
+# sixteen requests' threads fought for the GIL, and a PostgreSQL project page's p99 at 16
+# connections was 151-196 ms instead of 72-95 (same throughput, same run).
+READER_THREADS = 2
+
+
 class Database:
     def __init__(self, url: str):
         self.url = normalize_url(url)
@@ -81,6 +89,7 @@ class Database:
         self._dbapi = self.engine.dialect.loaded_dbapi
         self._prepared: dict = {}
         self._checkpointer: WalCheckpointer | None = None
+        self._readers: ThreadPoolExecutor | None = None
         # Called with the SQL of every fast-path statement (tests count them; empty otherwise).
         self.fast_observers: list = []
 
@@ -93,6 +102,13 @@ class Database:
         """A session whose work is committed when the block ends normally, rolled back otherwise."""
         with self.session(write) as session, session.begin():
             yield session
+
+    @property
+    def readers(self) -> ThreadPoolExecutor:
+        """The threads for database reads off the event loop (each with its own fast connection)."""
+        if self._readers is None:
+            self._readers = ThreadPoolExecutor(READER_THREADS, thread_name_prefix="codeyard-reader")
+        return self._readers
 
     def fast_first(self, statement, params: dict):
         """First row of a Core SELECT, prepared once, on this thread's raw autocommit connection."""
@@ -189,6 +205,9 @@ class Database:
         self._checkpointer.start()
 
     def dispose(self) -> None:
+        if self._readers is not None:
+            self._readers.shutdown(wait=False)
+            self._readers = None
         if self._checkpointer is not None:
             self._checkpointer.stop()
             self._checkpointer = None
