@@ -65,11 +65,11 @@ def parse_labels(text: str | None) -> list[str]:
     return sorted({label.strip() for label in (text or "").split(",") if label.strip()})
 
 
-def find(session: Session, project: Project, mr_id: int) -> MergeRequest:
-    """PROJECT's request MR_ID (the global id); 404 `404 Not found` otherwise."""
+def find(session: Session, project_id: int, mr_id: int) -> MergeRequest:
+    """Project PROJECT_ID's request MR_ID (the global id); 404 `404 Not found` otherwise."""
     options = (joinedload(MergeRequest.author), joinedload(MergeRequest.assignee))  # what its entity shows
     mr = session.get(MergeRequest, mr_id, options=options) if is_id(mr_id) else None
-    if mr is None or mr.target_project_id != project.id:
+    if mr is None or mr.target_project_id != project_id:
         raise RecordNotFound()
     return mr
 

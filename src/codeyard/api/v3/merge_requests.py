@@ -54,7 +54,7 @@ def render(ctx: Ctx, mr, with_iid: bool = True) -> MergeRequest:
 
 def request_of(ctx: Ctx):
     """The merge request `:merge_request_id` names in the guarded project; 404 `404 Not found`."""
-    return merge_requests.find(ctx.session, ctx.project, ctx.path_int("merge_request_id"))
+    return merge_requests.find(ctx.session, ctx.project_id, ctx.path_int("merge_request_id"))
 
 
 @API.get(
