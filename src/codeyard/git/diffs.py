@@ -318,7 +318,7 @@ class _GitPatches:
         del out[:start]  # CPython moves the start of a bytearray cut at its front; nothing is copied
         self.scan = max(0, len(out) - len(_FILE_START) + 1)
 
-    def finish(self) -> list[FileDiff]:
+    def finish(self) -> list:
         if self.records is None:  # no end of the records: only an empty output is understood
             self._take_records()
         if self.out:
@@ -367,7 +367,7 @@ def _git_diff(repository: pygit2.Repository, limits: DiffLimits, renames: bool, 
             "-M" if renames else "--no-renames", "--end-of-options", *revisions, "--"]  # fmt: skip
 
 
-def _rendered(process: subprocess.Popen, patches: _GitPatches, cap: int, limits: DiffLimits) -> list[FileDiff] | None:
+def _rendered(process: subprocess.Popen, patches: _GitPatches, cap: int, limits: DiffLimits) -> list | None:
     try:
         return patches.finish() if _git_output(process, cap, limits.compare_seconds, patches.feed) else None
     except (ValueError, IndexError):
