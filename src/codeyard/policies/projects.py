@@ -129,7 +129,7 @@ def _rules_taken_by(enabled: tuple[bool, ...]) -> frozenset[str]:
 
 def project_access(user, project, namespace, project_level: int | None, group_level: int | None) -> Access:
     """The abilities of USER (a user row or None) on PROJECT in NAMESPACE, given their membership levels."""
-    if user is None or getattr(user, "state", "active") != "active":
+    if not _active(user):
         return NO_ACCESS
     is_owner = _owns(user, namespace, group_level)
     level = project.visibility_level
@@ -148,9 +148,13 @@ def administers(user, namespace, project_level: int | None, group_level: int | N
     """`project_access(...).can(ADMIN_PROJECT)` without the rest of the abilities: owners and
     masters administer a project, and neither a disabled feature nor archiving takes that away
     (a test checks the two agree). For lists, which ask it of every project they show."""
-    if user is None or getattr(user, "state", "active") != "active":
+    if not _active(user):
         return False
     return _owns(user, namespace, group_level) or max(project_level or 0, group_level or 0) >= MASTER
+
+
+def _active(user) -> bool:
+    return user is not None and getattr(user, "state", "active") == "active"
 
 
 def _owns(user, namespace, group_level: int | None) -> bool:

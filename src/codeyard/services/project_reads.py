@@ -183,17 +183,19 @@ def access(user, row) -> policy.Access:
         return policy.anonymous_access(row)
     if user.state != "active":
         return policy.NO_ACCESS
-    group_level = row.group_level if row.ns_kind == "group" else None
-    return policy.project_access(user, row, NamespaceFacts(row.ns_kind, row.ns_owner_id), row.member_level, group_level)
+    return policy.project_access(user, row, *_standing(row))
 
 
 def administers(user, row) -> bool:
     """Whether USER (a user row or None) may administer the project of ROW: `access(...)`'s
     ADMIN_PROJECT, for every row of a list."""
-    if user is None:
-        return False
+    return user is not None and policy.administers(user, *_standing(row))
+
+
+def _standing(row) -> tuple[NamespaceFacts, int | None, int | None]:
+    """(namespace, direct level, group level) of the caller on ROW's project, as the policies take them."""
     group_level = row.group_level if row.ns_kind == "group" else None
-    return policy.administers(user, NamespaceFacts(row.ns_kind, row.ns_owner_id), row.member_level, group_level)
+    return NamespaceFacts(row.ns_kind, row.ns_owner_id), row.member_level, group_level
 
 
 # --- pages ----------------------------------------------------------------------------------------
