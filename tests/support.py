@@ -304,6 +304,10 @@ def make_team(users: UserFactory, projects: ProjectFactory, admin: TestUser, vis
     return Team(project, people)
 
 
+def _is_token_lookup(statement: str) -> bool:
+    return "FROM users JOIN tokens" in statement
+
+
 class QueryCounter:
     """Counts the SQL statements sent through the runtime's engine while active (a context manager);
     `fast` holds those of the fast path (`Database.fast_first` / `fast_all`), which bypasses it."""
@@ -329,8 +333,14 @@ class QueryCounter:
 
     @property
     def fast_reads(self) -> list[str]:
-        """Fast-path statements but the presentation cache's settings read (made once a second)."""
-        return [statement for statement in self.fast if "application_settings" not in statement]
+        """Fast-path statements but the presentation cache's settings read (made once a second) and
+        the caller's lookup by token (kept between requests on PostgreSQL: `token_reads`)."""
+        return [s for s in self.fast if "application_settings" not in s and not _is_token_lookup(s)]
+
+    @property
+    def token_reads(self) -> int:
+        """How many times a caller was looked up by token on the fast path."""
+        return sum(_is_token_lookup(statement) for statement in self.fast)
 
     @property
     def count(self) -> int:

@@ -26,7 +26,10 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from .changes import IdentityFeed
+
 WRITE_OPTION = "codeyard_write"
+READ_OPTION = "codeyard_read"
 # With a WalCheckpointer running, a commit checkpoints only past this many WAL pages (128 MiB): the
 # bound should the thread stop. SQLite's default (1,000 pages) stays for every other process.
 CHECKPOINTED_AUTOCHECKPOINT = 32_768
@@ -81,7 +84,7 @@ class Database:
         self.url = normalize_url(url)
         self.engine = make_engine(self.url)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
-        self._read_sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._read_sessions = sessionmaker(self.engine.execution_options(**{READ_OPTION: True}), expire_on_commit=False)
         self._write_sessions = sessionmaker(
             self.engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
         )
@@ -92,6 +95,17 @@ class Database:
         self._readers: ThreadPoolExecutor | None = None
         # Called with the SQL of every fast-path statement (tests count them; empty otherwise).
         self.fast_observers: list = []
+        # What tells a cache of callers that their rows changed (PostgreSQL: `db/changes.py`); on
+        # SQLite the lookup is a query in this process and nothing is cached.
+        self.identity_feed = None if self.is_sqlite else IdentityFeed(self.url)
+        if self.identity_feed is not None:
+            event.listen(self.engine, "commit", self._committed)
+
+    def _committed(self, connection) -> None:
+        """A transaction of this process committed: unless it was a read session's, it may have
+        changed a caller's rows, and this process's cache must not answer before it knows."""
+        if not connection.get_execution_options().get(READ_OPTION):
+            self.identity_feed.advance()
 
     def session(self, write: bool = True) -> Session:
         """A new session; the caller commits or rolls back and closes it."""
@@ -205,6 +219,8 @@ class Database:
         self._checkpointer.start()
 
     def dispose(self) -> None:
+        if self.identity_feed is not None:
+            self.identity_feed.stop()
         if self._readers is not None:
             self._readers.shutdown(wait=False)
             self._readers = None
