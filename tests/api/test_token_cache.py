@@ -1,11 +1,12 @@
-"""The token cache of PostgreSQL (db/changes.py, services/identity.py): a caller's row is read once
-while nothing that identifies callers changes, and a change made anywhere is followed — at once
-when this process made it, when its notification arrives when another did; the cache is off while
-the feed is down. SQLite reads the row on every request."""
+"""Kept callers (db/changes.py, services/identity.py): a token's user row is read once while nothing
+that identifies callers changes, and a change made anywhere is followed — on SQLite by the next
+request, on PostgreSQL at once when this process made it and when its notification arrives when
+another did; there nothing is kept while the feed is down."""
 
 from __future__ import annotations
 
 import secrets
+import sqlite3
 import time
 from datetime import timedelta
 
@@ -30,39 +31,45 @@ def _wait_for(condition, timeout: float = 5.0) -> float:
     return time.monotonic() - started
 
 
-def _feed(rt):
-    if rt.db.identity_feed is None:
-        pytest.skip("PostgreSQL only: SQLite reads the caller on every request")
-    return rt.db.identity_feed
+def _feed(rt) -> changes.NotifiedRows:
+    if rt.db.is_sqlite:
+        pytest.skip("PostgreSQL's feed")
+    return rt.db.identity
 
 
-def _warm(rt, api, user):
-    """The feed is listening and USER's row is kept."""
-    feed = _feed(rt)
-    assert api.as_(user).get("/user").status_code == 200  # starts the feed
-    _wait_for(lambda: feed.live)
+def _warm(rt, api, user) -> changes.KeptRows:
+    """USER's row is kept (on PostgreSQL, once the feed listens)."""
+    assert api.as_(user).get("/user").status_code == 200  # starts PostgreSQL's feed
+    if not rt.db.is_sqlite:
+        _wait_for(lambda: rt.db.identity.live)
     assert api.as_(user).get("/user").status_code == 200
-    return feed
+    return rt.db.identity
+
+
+class Outside:
+    """A connection of another process's kind: on PostgreSQL what it commits reaches the server
+    only as notifications; on SQLite it changes the file's data_version."""
+
+    def __init__(self, rt):
+        url = rt.db.engine.url
+        if rt.db.is_sqlite:
+            self.connection = sqlite3.connect(url.database, isolation_level=None)
+        else:
+            self.connection = psycopg.connect(_libpq(url.render_as_string(hide_password=False)), autocommit=True)
+        self.sqlite = rt.db.is_sqlite
+
+    def execute(self, statement: str, params: dict | tuple = ()):
+        if self.sqlite:  # the same statements, in sqlite3's parameter style
+            statement = statement.replace("%(", ":").replace(")s", "").replace("%s", "?")
+            statement = statement.replace("now() - interval '1 day'", "datetime('now', '-1 day')")
+        return self.connection.execute(statement, params)
 
 
 @pytest.fixture
 def outside(rt):
-    """A connection of another process's kind: what it commits reaches the app only as notifications."""
-    _feed(rt)
-    with psycopg.connect(
-        _libpq(str(rt.db.engine.url.render_as_string(hide_password=False))), autocommit=True
-    ) as connection:
-        yield connection
-
-
-def test_sqlite_reads_the_caller_on_every_request(rt, api, users):
-    if rt.db.identity_feed is not None:
-        pytest.skip("SQLite only")
-    user = users.create()
-    with QueryCounter(rt) as counter:
-        for _ in range(3):
-            assert api.as_(user).get("/user").status_code == 200
-    assert counter.token_reads == 3
+    outside = Outside(rt)
+    yield outside
+    outside.connection.close()
 
 
 def test_a_callers_row_is_read_once_while_nothing_changes(rt, api, users):
@@ -76,8 +83,9 @@ def test_a_callers_row_is_read_once_while_nothing_changes(rt, api, users):
 
 def test_changes_made_by_this_process_are_followed_at_once(rt, api, users, admin, monkeypatch):
     user = users.create()
-    feed = _warm(rt, api, user)
-    monkeypatch.setattr(feed, "_notified", lambda: None)  # not by the notifications: they may come late
+    kept = _warm(rt, api, user)
+    if not rt.db.is_sqlite:
+        monkeypatch.setattr(kept, "_notified", lambda: None)  # not by the notifications: they may come late
     assert api.as_(admin).put(f"/users/{user.id}", json={"name": "New Name"}).status_code == 200
     assert api.as_(user).get("/user").json()["name"] == "New Name"
     assert api.as_(user).post("/projects", json={"name": "one"}).status_code == 201
@@ -92,13 +100,13 @@ def test_only_write_transactions_advance_the_generation(rt, users, monkeypatch):
     feed.ensure_started()
     _wait_for(lambda: feed.live)
     monkeypatch.setattr(feed, "_notified", lambda: None)
-    before = feed.generation
+    before = feed.generation()
     with rt.db.transaction(write=False) as session:
         session.execute(select(User.name)).all()
-    assert feed.generation == before
+    assert feed.generation() == before
     with rt.db.transaction() as session:
         session.execute(update(User).where(User.id == user.id).values(name="Changed"))
-    assert feed.generation > before
+    assert feed.generation() > before
 
 
 @pytest.mark.parametrize(
@@ -109,14 +117,15 @@ def test_only_write_transactions_advance_the_generation(rt, users, monkeypatch):
         "UPDATE tokens SET expires_at = now() - interval '1 day' WHERE user_id = %(user)s",
     ],
 )
-def test_a_change_committed_elsewhere_is_followed_when_its_notification_arrives(
-    rt, api, users, outside, change
-):
+def test_a_change_committed_elsewhere_is_followed(rt, api, users, outside, change):
+    """SQLite: by the next request. PostgreSQL: when the notification arrives."""
     user = users.create()
     _warm(rt, api, user)
     outside.execute(change, {"user": user.id})
-    waited = _wait_for(lambda: api.as_(user).get("/user").status_code == 401, timeout=3)
-    assert waited < 1.0
+    if rt.db.is_sqlite:
+        assert api.as_(user).get("/user").status_code == 401
+    else:
+        assert _wait_for(lambda: api.as_(user).get("/user").status_code == 401, timeout=3) < 1.0
 
 
 def test_each_watched_table_notifies_at_commit(rt, users, projects, outside):
@@ -133,11 +142,15 @@ def test_each_watched_table_notifies_at_commit(rt, users, projects, outside):
     ]
     unwatched = "UPDATE projects SET description = 'x' WHERE id = %(project)s"
     params = {"user": user.id, "namespace": project.namespace_id, "project": project.id}
-    with psycopg.connect(outside.info.dsn, autocommit=True) as writer:
+    listener = outside.connection
+    with psycopg.connect(listener.info.dsn, autocommit=True) as writer:
 
-        def received(timeout: float) -> list[str]:
-            """The channels of the writer's notifications (other test processes share the channel)."""
-            return [n.channel for n in outside.notifies(timeout=timeout) if n.pid == writer.info.backend_pid]
+        def received(timeout: float) -> list[tuple[str, str]]:
+            """The writer's notifications (other test processes share the channel)."""
+            found = listener.notifies(timeout=timeout)
+            return [(n.channel, n.payload) for n in found if n.pid == writer.info.backend_pid]
+
+        schema = writer.execute("SELECT current_schema()").fetchone()[0]
 
         writer.execute(unwatched, params)
         assert received(0.2) == []
@@ -145,17 +158,30 @@ def test_each_watched_table_notifies_at_commit(rt, users, projects, outside):
             with writer.transaction():
                 writer.execute(statement, params)
                 writer.execute(statement, params)  # folded into one notification at commit
-            assert received(0.3) == [changes.CHANNEL], statement
+            assert received(0.3) == [(changes.CHANNEL, schema)], statement
 
 
-def test_the_cache_is_off_while_the_feed_is_down(rt, api, users, outside, monkeypatch):
-    monkeypatch.setattr(changes, "RETRY_DELAY", 0.2)
+def test_notifications_about_another_schema_are_ignored(rt, api, users, outside):
+    feed = _feed(rt)
     user = users.create()
-    feed = _warm(rt, api, user)
-    down_at = feed.generation
+    _warm(rt, api, user)
+    before = feed.current
+    outside.execute(f"NOTIFY {changes.CHANNEL}, 'another_installation'")
+    time.sleep(0.2)
+    assert feed.current == before
+    outside.execute("SELECT pg_notify(%s, current_schema())", (changes.CHANNEL,))
+    _wait_for(lambda: feed.current != before, timeout=2)
+
+
+def test_nothing_kept_is_used_while_the_feed_is_down(rt, api, users, outside, monkeypatch):
+    monkeypatch.setattr(changes, "RETRY_DELAY", 0.2)
+    feed = _feed(rt)
+    user = users.create()
+    _warm(rt, api, user)
+    down_at = feed.current
     outside.execute("SELECT pg_terminate_backend(%s)", (feed.backend_pid,))
     _wait_for(lambda: not feed.live)
-    assert feed.generation > down_at
+    assert feed.current > down_at
     with QueryCounter(rt) as counter:
         while not feed.live:  # a lost notification could not be told from none: every request reads
             assert api.as_(user).get("/user").status_code == 200
@@ -169,11 +195,9 @@ def test_the_cache_is_off_while_the_feed_is_down(rt, api, users, outside, monkey
 
 def test_expiry_is_checked_on_every_use(rt, api, users, monkeypatch):
     user = users.create()
-    _warm(rt, api, user)
     with rt.db.transaction() as session:
         session.query(Token).filter_by(user_id=user.id).update({"expires_at": utcnow() + timedelta(hours=1)})
-    assert api.as_(user).get("/user").status_code == 200
-    assert api.as_(user).get("/user").status_code == 200  # kept
+    _warm(rt, api, user)
     monkeypatch.setattr(identity, "utcnow", lambda: utcnow() + timedelta(hours=2))
     with QueryCounter(rt) as counter:
         assert api.as_(user).get("/user").status_code == 401
@@ -182,18 +206,32 @@ def test_expiry_is_checked_on_every_use(rt, api, users, monkeypatch):
 
 def test_unknown_tokens_are_not_kept(rt, api, users):
     user = users.create()
-    feed = _warm(rt, api, user)
-    kept = len(feed._kept)
+    kept = _warm(rt, api, user)
+    size = len(kept._kept)
     for _ in range(50):
         assert api.get("/user", headers={"PRIVATE-TOKEN": secrets.token_urlsafe(20)}).status_code == 401
-    assert len(feed._kept) == kept
+    assert len(kept._kept) == size
 
 
 def test_a_kept_row_is_read_again_after_max_age(rt, api, users, monkeypatch):
     user = users.create()
-    feed = _warm(rt, api, user)
-    monkeypatch.setattr(feed, "MAX_AGE", 0.0)
+    kept = _warm(rt, api, user)
+    monkeypatch.setattr(kept, "MAX_AGE", 0.0)
     with QueryCounter(rt) as counter:
         assert api.as_(user).get("/user").status_code == 200
         assert api.as_(user).get("/user").status_code == 200
     assert counter.token_reads == 2
+
+
+def test_sqlite_generation_is_per_connection_and_moves_with_other_connections(rt, outside, users):
+    if not rt.db.is_sqlite:
+        pytest.skip("SQLite's data_version")
+    user = users.create()
+    first = rt.db.data_version()
+    assert rt.db.data_version() == first  # nothing committed meanwhile
+    outside.execute("UPDATE users SET name = 'x' WHERE id = %(user)s", {"user": user.id})
+    assert rt.db.data_version() != first
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as other_thread:  # another thread's connection: another serial
+        assert other_thread.submit(rt.db.data_version).result()[0] != first[0]

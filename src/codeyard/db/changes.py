@@ -1,16 +1,24 @@
-"""Whether the rows that identify a caller may have changed: the generation a cache of them is
-checked against (`services.identity`'s token cache).
+"""Rows that identify callers, kept by a process while nothing says they changed
+(`services.identity` keeps the user row of a token here).
 
-On PostgreSQL, triggers on users, tokens, namespaces and projects (migration 0012) send a
-notification on the `codeyard_identity` channel when a transaction that changed them commits; a
-thread of each process LISTENs on its own connection and advances the generation for each. The
-process's own write transactions advance it when they commit, before their response is sent, so
-a request that revoked a token or blocked a user is followed at once by this process, and by the
-others as soon as the notification arrives (about a millisecond on one machine).
+What was read is kept with the *generation* current before it was read, and used while the
+generation is the same. What a generation is depends on the database:
 
-While the listening connection is down — before it is up, after an error, when a check of it
-fails — the feed is not `live` and a cache must not be used: every lookup goes to the database.
-The connection is checked every CHECK_INTERVAL seconds, so a silently lost one is noticed then.
+- SQLite (`VersionedRows`): `PRAGMA data_version` of the calling thread's fast connection, which
+  changes whenever any other connection — of this process or another — commits. Exact: a change
+  is seen by the next request after its commit. The check costs about 2 µs, the lookup it spares
+  about 14.
+- PostgreSQL (`NotifiedRows`): triggers on users, tokens, namespaces and projects (migration 0012)
+  notify the `codeyard_identity` channel, with their schema, when a transaction that changed them
+  commits; a thread
+  of each process LISTENs on its own connection and advances the generation for each. The
+  process's own transactions advance it when they commit (all but read sessions'), before their
+  response is sent: this process follows its own changes at once, the others when the notification
+  arrives (about a millisecond on one machine). While the listening connection is down — before
+  it is up, after an error, when its check every CHECK_INTERVAL seconds fails — nothing kept is
+  used: every lookup reads.
+
+Either way nothing is kept longer than MAX_AGE, nor for a key whose load found nothing.
 """
 
 from __future__ import annotations
@@ -30,35 +38,29 @@ CHECK_INTERVAL = 1.0  # seconds between checks of the listening connection
 RETRY_DELAY = 1.0  # seconds before listening again after the connection failed
 
 
-class IdentityFeed:
-    """The generation of the identity rows as this process knows it (PostgreSQL only), and the
-    values read from them that are kept while it is current (`cached`)."""
+class KeptRows:
+    """Values read from identity rows, kept per process while the generation they were read at is
+    current (`generation()`; None means nothing may be used or kept now)."""
 
     MAX_ENTRIES = 10_000  # at this many kept values the cache starts over
-    MAX_AGE = 60.0  # seconds a value is kept at most, whatever the feed says
+    MAX_AGE = 60.0  # seconds a value is kept at most, whatever the generation says
 
-    def __init__(self, url: str):
-        self._conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-        self._counter = itertools.count(1)
-        self.generation = 0
-        self.live = False
-        self._pid: int | None = None
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.backend_pid: int | None = None  # the listening connection's server process (tests end it)
+    def __init__(self):
         self._kept: dict = {}
 
+    def generation(self):
+        raise NotImplementedError
+
     def cached(self, key, load):
-        """The value kept for KEY if it was read at the current generation (and MAX_AGE ago at most)
-        while the feed is live; else LOAD()'s, kept unless it is None (nothing is kept of what does
-        not exist: a guesser fills nothing)."""
-        self.ensure_started()
-        generation, live, now = self.generation, self.live, time.monotonic()
+        """The value kept for KEY if read at the current generation (at most MAX_AGE ago); else
+        LOAD()'s, kept unless it is None (nothing is kept of what does not exist: a guesser fills
+        nothing)."""
+        generation, now = self.generation(), time.monotonic()
         entry = self._kept.get(key)
-        if live and entry is not None and entry[0] == generation and now - entry[1] < self.MAX_AGE:
+        if generation is not None and entry is not None and entry[0] == generation and now - entry[1] < self.MAX_AGE:
             return entry[2]
         value = load()
-        if value is None or not live:
+        if value is None or generation is None:
             self._kept.pop(key, None)
             return value
         if len(self._kept) >= self.MAX_ENTRIES:
@@ -67,9 +69,40 @@ class IdentityFeed:
         self._kept[key] = (generation, now, value)
         return value
 
+
+class VersionedRows(KeptRows):
+    """SQLite: the generation is the calling thread's fast connection and its `data_version`. (A
+    commit of that connection itself would not move it: its only writes, `Database.fast_write`,
+    touch no identity row.)"""
+
+    def __init__(self, data_version):
+        super().__init__()
+        self._data_version = data_version  # Database.data_version: (connection serial, version)
+
+    def generation(self):
+        return self._data_version()
+
+
+class NotifiedRows(KeptRows):
+    """PostgreSQL: the generation is advanced by notifications and by this process's commits."""
+
+    def __init__(self, url: str):
+        super().__init__()
+        self._conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        self._counter = itertools.count(1)
+        self.current = 0
+        self.live = False
+        self._pid: int | None = None
+        self._stopped = threading.Event()
+        self.backend_pid: int | None = None  # the listening connection's server process (tests end it)
+
+    def generation(self):
+        self.ensure_started()
+        return self.current if self.live else None
+
     def advance(self) -> None:
         """Some identity row may have changed: what was read before is stale."""
-        self.generation = next(self._counter)  # atomic under the GIL, unlike `+= 1`
+        self.current = next(self._counter)  # atomic under the GIL, unlike `+= 1`
 
     def ensure_started(self) -> None:
         """Start listening, once per process (a forked child starts its own)."""
@@ -79,8 +112,7 @@ class IdentityFeed:
         self.live = False
         self._kept.clear()
         self._stopped.clear()
-        self._thread = threading.Thread(target=self._run, name="codeyard-identity-feed", daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._run, name="codeyard-identity-feed", daemon=True).start()
 
     def stop(self) -> None:
         """Stop using the feed now; its thread ends within CHECK_INTERVAL."""
@@ -95,13 +127,14 @@ class IdentityFeed:
             try:
                 with psycopg.connect(self._conninfo, autocommit=True, connect_timeout=5) as connection:
                     self.backend_pid = connection.info.backend_pid
+                    schema = connection.execute("SELECT current_schema()").fetchone()[0]
                     connection.execute(f"LISTEN {CHANNEL}")
                     self.advance()  # whatever changed while nobody listened
                     self.live = True
-                    self._listen(connection)
+                    self._listen(connection, schema)
             except Exception as error:
                 if not self._stopped.is_set():
-                    log.warning("identity feed: %s; the token cache is off until it reconnects", error)
+                    log.warning("identity feed: %s; kept callers are not used until it reconnects", error)
             finally:
                 self.live = False
                 self.advance()
@@ -110,8 +143,10 @@ class IdentityFeed:
     def _notified(self) -> None:
         self.advance()
 
-    def _listen(self, connection) -> None:
+    def _listen(self, connection, schema: str) -> None:
+        """Until stopped: advance for each notification about SCHEMA's tables (the payload)."""
         while not self._stopped.is_set():
-            for _ in connection.notifies(timeout=CHECK_INTERVAL):
-                self._notified()
+            for notification in connection.notifies(timeout=CHECK_INTERVAL):
+                if notification.payload == schema:
+                    self._notified()
             connection.execute("SELECT 1")  # a connection lost without a word fails here

@@ -14,6 +14,7 @@ query itself (docs/ARCHITECTURE.md has the figures). A statement given to them m
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import threading
 from collections import namedtuple
@@ -26,7 +27,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from .changes import IdentityFeed
+from .changes import NotifiedRows, VersionedRows
 
 WRITE_OPTION = "codeyard_write"
 READ_OPTION = "codeyard_read"
@@ -95,17 +96,23 @@ class Database:
         self._readers: ThreadPoolExecutor | None = None
         # Called with the SQL of every fast-path statement (tests count them; empty otherwise).
         self.fast_observers: list = []
-        # What tells a cache of callers that their rows changed (PostgreSQL: `db/changes.py`); on
-        # SQLite the lookup is a query in this process and nothing is cached.
-        self.identity_feed = None if self.is_sqlite else IdentityFeed(self.url)
-        if self.identity_feed is not None:
+        # Callers' rows kept while unchanged (`db/changes.py`).
+        self.identity = VersionedRows(self.data_version) if self.is_sqlite else NotifiedRows(self.url)
+        self._serials = itertools.count(1)
+        if not self.is_sqlite:
             event.listen(self.engine, "commit", self._committed)
 
     def _committed(self, connection) -> None:
-        """A transaction of this process committed: unless it was a read session's, it may have
-        changed a caller's rows, and this process's cache must not answer before it knows."""
+        """A transaction of this process committed on PostgreSQL: unless it was a read session's, it
+        may have changed a caller's rows, and what this process keeps must not answer before it knows."""
         if not connection.get_execution_options().get(READ_OPTION):
-            self.identity_feed.advance()
+            self.identity.advance()
+
+    def data_version(self) -> tuple[int, int]:
+        """SQLite: (serial of this thread's fast connection, its `PRAGMA data_version`), which changes
+        when any other connection commits."""
+        connection = self._fast_connection()
+        return self._local.serial, connection.dbapi_connection.execute("PRAGMA data_version").fetchone()[0]
 
     def session(self, write: bool = True) -> Session:
         """A new session; the caller commits or rolls back and closes it."""
@@ -194,6 +201,7 @@ class Database:
             # in autocommit would make a later session's transaction commit statement by statement.
             connection.detach()
             self._local.connection = connection
+            self._local.serial = next(self._serials)
         return connection
 
     @staticmethod
@@ -219,8 +227,8 @@ class Database:
         self._checkpointer.start()
 
     def dispose(self) -> None:
-        if self.identity_feed is not None:
-            self.identity_feed.stop()
+        if not self.is_sqlite:
+            self.identity.stop()
         if self._readers is not None:
             self._readers.shutdown(wait=False)
             self._readers = None

@@ -1,9 +1,9 @@
 """Looking a caller up: the prepared statements both the API and the git transport authenticate with.
 
-They run on `Database.fast_first` (one indexed query, no transaction). On PostgreSQL, where that
-query is a round trip to another process on every request, a token's user row is kept by the
-process for as long as the identity feed (`db/changes.py`) says no user, token, namespace or
-project changed since it was read; the expiry is checked on every use.
+They run on `Database.fast_first` (one indexed query, no transaction). A token's user row is kept
+by the process while no user, token, namespace or project row may have changed since it was read
+(`db/changes.py`: exact on SQLite, as soon as the notification arrives on PostgreSQL); the token's
+expiry is checked on every use.
 """
 
 from __future__ import annotations
@@ -44,11 +44,7 @@ USER_BY_ID_OR_USERNAME = select(*USER_COLUMNS, PERSONAL_PROJECTS).where(
 def user_by_token(db, secret: str, kind: str):
     """The user row (active or not) a token of KIND belongs to, or None (unknown or expired)."""
     params = {"digest": credentials.digest(secret), "kind": kind}
-    feed = db.identity_feed
-    if feed is None:
-        user = db.fast_first(USER_BY_TOKEN, params)
-    else:
-        user = feed.cached((params["digest"], kind), lambda: db.fast_first(USER_BY_TOKEN, params))
+    user = db.identity.cached((params["digest"], kind), lambda: db.fast_first(USER_BY_TOKEN, params))
     if user is None or (user.token_expires_at is not None and user.token_expires_at <= utcnow()):
         return None
     return user

@@ -16,7 +16,8 @@ depends_on = None
 # What the token cache keeps is a user row with its token's expiry and the count of the user's
 # personal projects (namespace owner and kind, project namespace): a change to any of these rows
 # must reach every process. Statement triggers: one notification per statement, and PostgreSQL
-# folds the same notification of one transaction into one, delivered at commit.
+# folds the same notification of one transaction into one, delivered at commit. The payload is the
+# tables' schema: installations sharing a database in schemas of their own listen past each other.
 WATCHED = {
     "users": "INSERT OR UPDATE OR DELETE OR TRUNCATE",
     "tokens": "INSERT OR UPDATE OR DELETE OR TRUNCATE",
@@ -32,7 +33,7 @@ def upgrade() -> None:
         """
         CREATE FUNCTION codeyard_identity_changed() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            PERFORM pg_notify('codeyard_identity', '');
+            PERFORM pg_notify('codeyard_identity', TG_TABLE_SCHEMA);
             RETURN NULL;
         END $$
         """
