@@ -10,13 +10,12 @@ generation is the same. What a generation is depends on the database:
   about 14.
 - PostgreSQL (`NotifiedRows`): triggers on users, tokens, namespaces and projects (migration 0012)
   notify the `codeyard_identity` channel, with their schema, when a transaction that changed them
-  commits; a thread
-  of each process LISTENs on its own connection and advances the generation for each. The
-  process's own transactions advance it when they commit (all but read sessions'), before their
-  response is sent: this process follows its own changes at once, the others when the notification
-  arrives (about a millisecond on one machine). While the listening connection is down — before
-  it is up, after an error, when its check every CHECK_INTERVAL seconds fails — nothing kept is
-  used: every lookup reads.
+  commits; a thread of each process LISTENs on its own connection and advances the generation for
+  each. The process's own transactions advance it when they commit (all but read sessions'),
+  before their response is sent: this process follows its own changes at once, the others when the
+  notification arrives (about a millisecond on one machine). While the listening connection is
+  down — before it is up, after an error, when its check every CHECK_INTERVAL seconds fails —
+  nothing kept is used: every lookup reads.
 
 Either way nothing is kept longer than MAX_AGE, nor for a key whose load found nothing.
 """
@@ -50,6 +49,12 @@ class KeptRows:
 
     def generation(self):
         raise NotImplementedError
+
+    def advance(self) -> None:
+        """This process committed a change (a generation that does not see it moves itself)."""
+
+    def stop(self) -> None:
+        """The database is closed."""
 
     def cached(self, key, load):
         """The value kept for KEY if read at the current generation (at most MAX_AGE ago); else

@@ -103,8 +103,9 @@ class Database:
             event.listen(self.engine, "commit", self._committed)
 
     def _committed(self, connection) -> None:
-        """A transaction of this process committed on PostgreSQL: unless it was a read session's, it
-        may have changed a caller's rows, and what this process keeps must not answer before it knows."""
+        """A transaction of this process committed: unless it was a read session's, it may have
+        changed a caller's rows, and what this process keeps must not answer before it knows
+        (PostgreSQL; on SQLite any commit moves the generation by itself)."""
         if not connection.get_execution_options().get(READ_OPTION):
             self.identity.advance()
 
@@ -227,8 +228,7 @@ class Database:
         self._checkpointer.start()
 
     def dispose(self) -> None:
-        if not self.is_sqlite:
-            self.identity.stop()
+        self.identity.stop()
         if self._readers is not None:
             self._readers.shutdown(wait=False)
             self._readers = None
