@@ -116,6 +116,25 @@ def test_fast_path_reads_project_rows_as_the_session_does(rt, users, projects):
     assert page[0].created_at.endswith("Z") and page[0].tag_list == [] and page[0].archived is False
 
 
+def test_rows_read_at_once_are_the_rows_read_one_by_one(rt, users, projects):
+    """`fast_all_at_once` (SQLite: one JSON array) gives what `fast_all` gives, in its order: NULLs,
+    booleans, timestamps, JSON lists, quotes, backslashes, control characters and other scripts."""
+    alice = users.create("alice")
+    for name, description in (("one", 'say "hi"\\ \t\n'), ("two", None), ("three", "日本語 ✓ \u2028")):
+        projects.create(alice, name=name, visibility=20, description=description)
+    with rt.db.session() as session:
+        session.execute(update(Project).where(Project.path == "two").values(tag_list=["a", "b,c"], archived=True))
+        session.commit()
+    for order in ((("id", "asc"),), (("name", "desc"), ("id", "desc"))):
+        statements = project_reads._page_statements("member", False, False, False, False, order, rt.db.is_sqlite)
+        params = {"user_id": alice.id, "limit": 3, "offset": 0, "window": 3}
+        one_by_one = rt.db.fast_all(statements[1], params)
+        at_once = rt.db.fast_all_at_once(statements[1], params)
+        assert at_once == one_by_one and len(at_once) == 3
+        assert [type(value) for value in at_once[0]] == [type(value) for value in one_by_one[0]]
+    assert rt.db.fast_all_at_once(statements[1], {**params, "offset": 10}) == []
+
+
 @pytest.mark.parametrize(
     "moment",
     [

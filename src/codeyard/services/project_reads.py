@@ -378,7 +378,8 @@ def _order(query: Query) -> tuple:
 
 
 def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
-    """(total, entity rows of one page) for QUERY, on the fast path: two statements."""
+    """(total, entity rows of one page) for QUERY, on the fast path (for a thread beside the event
+    loop: `Database.fast_all_at_once`): two statements."""
     user, filters = query.user, query.filters
     # GitLab's visibility for lists that are not the caller's own: admins see every project except
     # in the name search, which looks through memberships and internal/public projects for anyone.
@@ -400,7 +401,7 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
         "offset": offset,
         "window": offset + limit,
     }
-    found = db.fast_all(rows, params)  # each row carries the total (`_page_statements`)
+    found = db.fast_all_at_once(rows, params)  # each row carries the total (`_page_statements`)
     if found:
         return found[0].total, found
     return (db.fast_first(count, params)[0] if offset else 0), found

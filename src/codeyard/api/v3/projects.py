@@ -83,15 +83,11 @@ async def listing(ctx: Ctx, scope: str, *, permissions: bool = True, **query) ->
 
 
 async def _page(ctx: Ctx, found: project_reads.Query, permissions: bool) -> paging.Page:
-    """One page of FOUND. On PostgreSQL its statement runs in the database's reader threads: the
-    server's work on a page (milliseconds, during which the loop would only wait) would hold up
-    every other request. SQLite's work is this process's own: in a thread it only fought the loop
-    for the GIL."""
+    """One page of FOUND. Its statement runs in the database's reader threads: the database's work
+    on a page (a millisecond or more: PostgreSQL's in its server, SQLite's with the GIL released)
+    would otherwise hold up every other request."""
     window, db = paging.window(ctx), ctx.rt.db
-    if db.is_sqlite:
-        total, rows = project_reads.page(db, found, window.offset, window.limit)
-    else:
-        total, rows = await ctx.off_loop_reads(project_reads.page, db, found, window.offset, window.limit)
+    total, rows = await ctx.off_loop_reads(project_reads.page, db, found, window.offset, window.limit)
     return paging.Page(render(ctx, rows, permissions=permissions, in_list=True), total, window)
 
 
