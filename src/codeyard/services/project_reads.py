@@ -337,7 +337,10 @@ def _member_statements_sqlite(conditions: list, search: bool, order: tuple, firs
     direct = (members, ProjectMember.user_id == USER_ID)
     outside = (*direct, Project.namespace_id.not_in(namespaces))  # direct, but not of their namespaces
     if first_rows:
-        counts = [branch((func.count(),), *where).scalar_subquery() for where in (in_namespaces, outside)]
+        if conditions:
+            counts = [branch((func.count(),), *where).scalar_subquery() for where in (in_namespaces, outside)]
+        else:
+            counts = _member_counts_sqlite(namespaces)
         # The direct branch keeps the projects of their namespaces (the UNION drops them again): to
         # test each of its rows against those namespaces cost more than that.
         parts = [
@@ -357,6 +360,23 @@ def _member_statements_sqlite(conditions: list, search: bool, order: tuple, firs
     page = select(ids.c.id, counted.label("total")).subquery("page")
     rows = _entity_select(page).add_columns(page.c.total).order_by(*_ordering(Project, order))
     return select(counted), rows
+
+
+def _member_counts_sqlite(namespaces) -> list:
+    """[projects of the caller's namespaces less those the caller is also a direct member of, direct
+    memberships]: their sum is the number of the caller's projects, without a filter on them.
+
+    The first reads the namespaces' index entries and looks each project up in the memberships'
+    (project_id, user_id) index; the second reads the caller's entries of the (user_id, project_id)
+    index. Counting the direct memberships outside the namespaces instead looked up every one of
+    the caller's projects in the table (1,000 of them: 260 us against about 110)."""
+    direct = aliased(ProjectMember, name="direct")
+    joined = Project.__table__.outerjoin(direct, and_(direct.project_id == Project.id, direct.user_id == USER_ID))
+    in_namespaces = (
+        select(func.count() - func.count(direct.project_id)).select_from(joined).where(Project.namespace_id.in_(namespaces))
+    )
+    memberships = select(func.count()).where(ProjectMember.user_id == USER_ID)
+    return [query.correlate(None).scalar_subquery() for query in (in_namespaces, memberships)]
 
 
 def _sort_keys(order: tuple) -> list:

@@ -23,7 +23,7 @@ class Project(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     # RESTRICT: a namespace goes only after its projects, which the services delete with their files.
-    namespace_id: Mapped[int] = mapped_column(ForeignKey("namespaces.id", ondelete="RESTRICT"), index=True)
+    namespace_id: Mapped[int] = mapped_column(ForeignKey("namespaces.id", ondelete="RESTRICT"))
     name: Mapped[str] = mapped_column(String(255))
     path: Mapped[str] = mapped_column(String(255))
     description: Mapped[str | None] = mapped_column(String(2000))
@@ -71,6 +71,9 @@ class Project(Base):
         return self.default_branch or INITIAL_BRANCH
 
 
+# (namespace, created_at): the projects of a user's namespaces in the lists' default order, read
+# from index entries alone (`services.project_reads`); every lookup by namespace uses it too.
+Index("ix_projects_namespace_id_created_at", Project.namespace_id, Project.created_at)
 Index("uq_projects_namespace_path", Project.namespace_id, func.lower(Project.path), unique=True)
 Index("uq_projects_namespace_name", Project.namespace_id, func.lower(Project.name), unique=True)
 
