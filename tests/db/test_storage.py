@@ -9,18 +9,19 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import namedtuple
 
 import psycopg
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import bindparam, inspect, select, type_coerce, update
+from sqlalchemy import Boolean, bindparam, inspect, select, type_coerce, update
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from codeyard.db import migrate
-from codeyard.db.engine import CHECKPOINTED_AUTOCHECKPOINT, Database, WalCheckpointer
+from codeyard.db.engine import CHECKPOINTED_AUTOCHECKPOINT, Database, WalCheckpointer, _row_maker, inline_form
 from codeyard.db.models import Base, Project, User, utcnow
-from codeyard.db.models.base import UtcIsoText
+from codeyard.db.models.base import JsonList, UtcIsoText
 from codeyard.entities.common import iso
 from codeyard.services import credentials, project_reads
 from codeyard.services.identity import USER_BY_TOKEN
@@ -164,6 +165,26 @@ def test_timestamps_in_other_sqlite_forms_are_read_too():
     assert processor(None) is None
     with pytest.raises(TypeError):
         UtcIsoText().process_bind_param(dt.datetime.now(dt.UTC), sqlite_dialect.dialect())
+
+
+@pytest.mark.parametrize(
+    ("column_type", "values"),
+    [
+        (UtcIsoText(), ["2016-01-04 15:31:46.176999", "2016-01-04 15:31:46", "2016-01-04T15:31:46.5+00:00"]),
+        (JsonList(), ["[]", '["a", "b"]', "[ ]"]),
+        (Boolean(), [0, 1]),
+    ],
+)
+def test_rows_write_out_what_the_processors_return(column_type, values):
+    """The fast path's rows write some SQLite processors out as expressions (`engine.inline_form`):
+    each gives what the processor gives, for the usual values and the odd ones, and None stays None."""
+    dialect = sqlite_dialect.dialect()
+    processor = column_type.dialect_impl(dialect).result_processor(dialect, None)
+    assert inline_form(processor) is not None
+    row = _row_maker(namedtuple("Row", ["value", "other"]), [processor, None])
+    for value in values:
+        assert row((value, 7)) == (processor(value), 7), value
+    assert row((None, 7)) == (None, 7)
 
 
 def test_fast_path_parameters_follow_sqlalchemys_rules(rt, users):

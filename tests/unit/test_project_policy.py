@@ -6,6 +6,7 @@ import itertools
 from types import SimpleNamespace
 
 from codeyard.policies import projects as policy
+from codeyard.services import project_reads
 
 LEVELS = (None, *policy.ACCESS_LEVELS)
 
@@ -30,3 +31,26 @@ def test_administers_is_project_access_admin_project():
             )
             checked, granted = checked + 1, granted + expected
     assert granted and granted < checked  # both answers were met
+
+
+def test_lists_ask_administers_once_per_standing():
+    """`project_reads.administered` (what a list asks of each row) answers as `administers` for
+    every standing, the rows in any order, and `administers_every` only for active admins."""
+    users = [
+        SimpleNamespace(id=1, is_admin=admin, external=False, state=state)
+        for admin, state in itertools.product((False, True), ("active", "blocked"))
+    ]
+    rows = [
+        SimpleNamespace(ns_kind=kind, ns_owner_id=owner, member_level=project_level, group_level=group_level)
+        for (kind, owner), project_level, group_level in itertools.product(
+            (("user", 1), ("user", 2), ("group", None)), LEVELS, LEVELS
+        )
+    ]
+    for user in [None, *users]:
+        assert policy.administers_every(user) == (user is not None and user.is_admin and user.state == "active")
+        expected = [project_reads.administers(user, row) for row in rows]
+        for ordered in (rows, rows[::-1], rows + rows):
+            administers = project_reads.administered(user)
+            answers = [administers(row) for row in ordered]
+            assert answers == [project_reads.administers(user, row) for row in ordered], user
+        assert any(expected) == (user is not None and user.state == "active"), user

@@ -153,6 +153,11 @@ def administers(user, namespace, project_level: int | None, group_level: int | N
     return _owns(user, namespace, group_level) or max(project_level or 0, group_level or 0) >= MASTER
 
 
+def administers_every(user) -> bool:
+    """Whether USER administers every project (`administers` for any standing): an active admin."""
+    return _active(user) and bool(user.is_admin)
+
+
 def _active(user) -> bool:
     return user is not None and getattr(user, "state", "active") == "active"
 

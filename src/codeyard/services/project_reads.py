@@ -16,6 +16,7 @@ uncommitted changes.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -190,6 +191,27 @@ def administers(user, row) -> bool:
     """Whether USER (a user row or None) may administer the project of ROW: `access(...)`'s
     ADMIN_PROJECT, for every row of a list."""
     return user is not None and policy.administers(user, *_standing(row))
+
+
+def administered(user) -> Callable[[object], bool]:
+    """`administers(user, row)` for the rows of one list: nothing to work out per row for an admin,
+    else once per standing (namespace kind and owner, the two levels), which a page repeats."""
+    if policy.administers_every(user):
+        return _always
+    known: dict[tuple, bool] = {}
+
+    def administers_row(row) -> bool:
+        standing = (row.ns_kind, row.ns_owner_id, row.member_level, row.group_level)
+        found = known.get(standing)
+        if found is None:
+            found = known[standing] = administers(user, row)
+        return found
+
+    return administers_row
+
+
+def _always(_row) -> bool:
+    return True
 
 
 def _standing(row) -> tuple[NamespaceFacts, int | None, int | None]:

@@ -52,9 +52,10 @@ UPDATE_PARAMS = (
 
 def render(ctx: Ctx, rows: list, *, permissions: bool, in_list: bool) -> list[dict]:
     """Entities from rows of `services.project_reads`."""
-    view, actor, secret_key, shared, rendered = ctx.view, ctx.actor, ctx.rt.secret_key, {}, []
+    view, secret_key, shared, rendered = ctx.view, ctx.rt.secret_key, {}, []
+    administers = project_reads.administered(ctx.actor)
     for row in rows:
-        token = projects.runners_token(secret_key, row) if project_reads.administers(actor, row) else ""
+        token = projects.runners_token(secret_key, row) if administers(row) else ""
         rendered.append(
             entities.project(row, view, permissions=permissions, runners_token=token, in_list=in_list, shared=shared)
         )

@@ -94,6 +94,7 @@ class UtcIsoText(TypeDecorator):
                     return f"{value[:10]}T{value[11:23]}Z"
                 return _from(value).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
+            from_text.inline = _iso_text_form
             return from_text
 
         def from_datetime(value):
@@ -106,14 +107,33 @@ class UtcIsoText(TypeDecorator):
         return from_datetime
 
 
+def _iso_text_form(value: str, processor: str) -> str:
+    """UtcIsoText's SQLite processor as an expression (`db.engine.inline_form`): its common case
+    written out, the processor called for the others."""
+    common = f'f"{{{value}[:10]}}T{{{value}[11:23]}}Z"'
+    return f'({common} if len({value}) == 26 and {value}[10] == " " and {value}[19] == "." else {processor}({value}))'
+
+
 class JsonList(TypeDecorator):
     """A JSON array column (SQLite stores it as text, PostgreSQL as json)."""
 
     impl = JSON
     cache_ok = True
 
+    def result_processor(self, dialect, coltype):
+        processor = super().result_processor(dialect, coltype)
+        if processor is not None and dialect.name == "sqlite":
+            processor.inline = _empty_list_form
+        return processor
+
     def process_bind_param(self, value, dialect):
         return list(value) if value is not None else None
 
     def process_result_value(self, value, dialect):
         return list(value) if value is not None else []
+
+
+def _empty_list_form(value: str, processor: str) -> str:
+    """JsonList's SQLite processor as an expression (`db.engine.inline_form`): most lists are
+    empty."""
+    return f'([] if {value} == "[]" else {processor}({value}))'
