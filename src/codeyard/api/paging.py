@@ -77,10 +77,16 @@ class Page(Generic[Item]):
     def _links(self, ctx: Ctx, prev_page, next_page, total_pages) -> str:
         base = ctx.absolute_url(ctx.raw_path)
         kept = [(k, v) for k, v in parse_qsl(ctx.query_string, keep_blank_values=True) if k not in ("page", "per_page")]
+        # Every link's query is these pairs sorted by name, its page number in the place of "page"
+        # (the sort is stable and no other pair is named so): encoded once around that place.
+        pairs = sorted([*kept, ("page", ""), ("per_page", str(self.window.per_page))], key=lambda p: p[0])
+        place = pairs.index(("page", ""))
+        before, after = urlencode(pairs[:place]), urlencode(pairs[place + 1 :])
+        before = f"{base}?{before}&page=" if before else f"{base}?page="
+        after = f"&{after}" if after else ""
 
         def url(page: int) -> str:
-            pairs = sorted([*kept, ("page", str(page)), ("per_page", str(self.window.per_page))], key=lambda p: p[0])
-            return f"{base}?{urlencode(pairs)}"
+            return f"{before}{page}{after}"
 
         links = []
         if prev_page:
