@@ -1,15 +1,15 @@
 """list sort index: projects by (namespace, created_at), so that the projects of a user's namespaces
 are read in the lists' default order from index entries alone
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-11-27
 """
 
 from alembic import op
 
-revision = "0012"
-down_revision = "0011"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
