@@ -334,7 +334,7 @@ class QueryCounter:
     @property
     def fast_reads(self) -> list[str]:
         """Fast-path statements but the presentation cache's settings read (made once a second) and
-        the caller's lookup by token (kept between requests on PostgreSQL: `token_reads`)."""
+        the caller's lookup by token (kept between requests, `db/changes.py`: `token_reads`)."""
         return [s for s in self.fast if "application_settings" not in s and not _is_token_lookup(s)]
 
     @property
