@@ -19,7 +19,18 @@ from .context import Ctx
 def find_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[int, Access]:
     """(id, access) of the project named by the path parameter PARAM, if the caller can read it: one
     prebuilt statement on the fast path (`project_reads.find`), no ORM."""
-    row = project_reads.find(ctx.rt.db, ctx.path_params[param], ctx.actor)
+    return _readable(ctx, project_reads.find(ctx.rt.db, ctx.path_params[param], ctx.actor), not_found)
+
+
+async def find_project_awaited(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[int, Access]:
+    """`find_project` for a coroutine (`project_reads.find_awaited`: PostgreSQL's round trip does not
+    hold the loop)."""
+    row = await project_reads.find_awaited(ctx.rt.db, ctx.path_params[param], ctx.actor)
+    return _readable(ctx, row, not_found)
+
+
+def _readable(ctx: Ctx, row, not_found: str) -> tuple[int, Access]:
+    """(id, access) of ROW's project if the caller can read it, else NOT_FOUND's 404."""
     access = project_reads.access(ctx.actor, row) if row is not None else None
     if access is None or not access.can(policy.READ_PROJECT):
         raise NotFound(not_found)
@@ -40,8 +51,8 @@ def project_guard(*abilities: str):
     only when the handler reads `ctx.project`."""
     needed = abilities or (policy.READ_PROJECT,)
 
-    def guard(ctx: Ctx) -> None:
-        ctx.project_id, ctx.access = find_project(ctx)
+    async def guard(ctx: Ctx) -> None:
+        ctx.project_id, ctx.access = await find_project_awaited(ctx)
         if not all(ctx.access.can(ability) for ability in needed):
             raise Forbidden()
 

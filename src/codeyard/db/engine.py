@@ -29,6 +29,7 @@ from sqlalchemy.engine.processors import int_to_boolean
 from sqlalchemy.orm import Session, sessionmaker
 
 from .changes import NotifiedRows, VersionedRows
+from .loop_reads import LoopReads
 
 WRITE_OPTION = "codeyard_write"
 READ_OPTION = "codeyard_read"
@@ -100,6 +101,7 @@ class Database:
         # Callers' rows kept while unchanged (`db/changes.py`).
         self.identity = VersionedRows(self.data_version) if self.is_sqlite else NotifiedRows(self.url)
         self._serials = itertools.count(1)
+        self._loop_reads = None if self.is_sqlite else LoopReads(self.url)
         if not self.is_sqlite:
             event.listen(self.engine, "commit", self._committed)
 
@@ -140,6 +142,14 @@ class Database:
     def fast_all(self, statement, params: dict) -> list:
         """Every row of a Core SELECT (named tuples), like `fast_first`."""
         return self._fast(statement, params, Prepared.all)
+
+    async def loop_first(self, statement, params: dict):
+        """`fast_first` for a coroutine on the event loop: on PostgreSQL awaited on one of the loop's
+        own connections (`db/loop_reads.py`), so the loop serves other requests during the round
+        trip; on SQLite, whose work is this process's own, `fast_first` itself."""
+        if self._loop_reads is None:
+            return self.fast_first(statement, params)
+        return await self._loop_reads.first(self.prepared(statement), params)
 
     def fast_all_at_once(self, statement, params: dict) -> list:
         """`fast_all` for a thread beside the event loop. sqlite3 takes the GIL back after each row
@@ -237,6 +247,8 @@ class Database:
 
     def dispose(self) -> None:
         self.identity.stop()
+        if self._loop_reads is not None:
+            self._loop_reads.close()
         if self._readers is not None:
             self._readers.shutdown(wait=False)
             self._readers = None

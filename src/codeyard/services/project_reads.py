@@ -157,6 +157,12 @@ def find(db, ident: str, user):
     return db.fast_first(statement, params) if statement is not None else None
 
 
+async def find_awaited(db, ident: str, user):
+    """`find` for a coroutine on the event loop (`Database.loop_first`)."""
+    statement, params = _one(ident, user)
+    return await db.loop_first(statement, params) if statement is not None else None
+
+
 def find_in(session: Session, ident: str, user):
     """`find` in SESSION's transaction (it sees the transaction's changes and takes part in it)."""
     statement, params = _one(ident, user)

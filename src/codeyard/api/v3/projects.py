@@ -125,10 +125,10 @@ async def search_projects(ctx: Ctx) -> paging.Page[entities.Project]:
 
 
 @API.get("/projects/:id", summary="A single project (by id or namespace%2Fpath)")
-def get_project(ctx: Ctx) -> entities.Project:
+async def get_project(ctx: Ctx) -> entities.Project:
     # The read path: one statement loads the project, what the entity shows and the caller's
     # memberships; the READ guard's rules (404 unless readable) are applied to that row.
-    row = project_reads.find(ctx.rt.db, ctx.path_params["id"], ctx.actor)
+    row = await project_reads.find_awaited(ctx.rt.db, ctx.path_params["id"], ctx.actor)
     if row is None or not project_reads.access(ctx.actor, row).can(policy.READ_PROJECT):
         raise NotFound("Project")
     return render(ctx, [row], permissions=True, in_list=False)[0]
