@@ -77,12 +77,18 @@ class Browser:
 
     def wait_for_new_page(self, before: str, timeout: float = 20) -> None:
         deadline = time.monotonic() + timeout
+        # Loaded, a new document, and showing something: on a busy machine the check has seen a
+        # new, complete document whose body was still empty. Asked of one document in one
+        # evaluation: asked in two, the first saw the old page complete and the second the new
+        # one's fresh id while it was still loading (a test then read a half-parsed page).
+        shown_id = (
+            "(document.readyState === 'complete' && !!document.body && document.body.innerText.trim() !== '')"
+            " ? (window.__codeyardLoad = window.__codeyardLoad || Math.random().toString()) : null"
+        )
         while time.monotonic() < deadline:
             try:
-                # Loaded, a new document, and showing something: on a busy machine the check has
-                # seen a new, complete document whose body was still empty.
-                shown = "document.readyState === 'complete' && !!document.body && document.body.innerText.trim() !== ''"
-                if self.evaluate(shown) and self._load_id() != before:
+                loaded = self.evaluate(shown_id)
+                if loaded is not None and loaded != before:
                     return
             except RuntimeError:
                 pass  # the context went away during the navigation
