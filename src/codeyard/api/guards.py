@@ -19,22 +19,26 @@ from .context import Ctx
 def find_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[int, Access]:
     """(id, access) of the project named by the path parameter PARAM, if the caller can read it: one
     prebuilt statement on the fast path (`project_reads.find`), no ORM."""
-    return _readable(ctx, project_reads.find(ctx.rt.db, ctx.path_params[param], ctx.actor), not_found)
+    row = project_reads.find(ctx.rt.db, ctx.path_params[param], ctx.actor)
+    access = readable(ctx, row, not_found)
+    return row.id, access
 
 
 async def find_project_awaited(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[int, Access]:
     """`find_project` for a coroutine (`project_reads.find_awaited`: PostgreSQL's round trip does not
     hold the loop)."""
     row = await project_reads.find_awaited(ctx.rt.db, ctx.path_params[param], ctx.actor)
-    return _readable(ctx, row, not_found)
+    access = readable(ctx, row, not_found)
+    return row.id, access
 
 
-def _readable(ctx: Ctx, row, not_found: str) -> tuple[int, Access]:
-    """(id, access) of ROW's project if the caller can read it, else NOT_FOUND's 404."""
+def readable(ctx: Ctx, row, not_found: str = "Project") -> Access:
+    """The caller's access to the project of ROW (a `project_reads` row, or None) if they can read
+    it, else NOT_FOUND's 404."""
     access = project_reads.access(ctx.actor, row) if row is not None else None
     if access is None or not access.can(policy.READ_PROJECT):
         raise NotFound(not_found)
-    return row.id, access
+    return access
 
 
 def load_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[Project, Access]:
