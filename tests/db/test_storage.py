@@ -114,8 +114,8 @@ def test_fast_path_reads_project_rows_as_the_session_does(rt, users, projects):
         params = {"ids": ids, "user_id": alice.id}
         slow = [tuple(row) for row in session.execute(project_reads.BY_IDS, params)]
     assert [tuple(row) for row in rt.db.fast_all(project_reads.BY_ID, {"id": ids[1], "user_id": alice.id})] == [slow[1]]
-    statements = project_reads._page_statements("member", False, False, False, False, (("id", "asc"),))
-    page = rt.db.fast_all(statements[1], {"user_id": alice.id, "limit": 2, "offset": 1})
+    statements = project_reads._page_statements("member", False, False, False, False, (("id", "asc"),), 2)
+    page = rt.db.fast_all(statements[1], {"user_id": alice.id, "offset": 1})
     # The caller's own projects: each row carries the total after the entity's columns.
     assert [tuple(row)[:-1] for row in page] == slow[1:3] and [row.total for row in page] == [3, 3]
     assert rt.db.fast_first(statements[0], {"user_id": alice.id}) == (3,)
@@ -132,8 +132,8 @@ def test_rows_read_at_once_are_the_rows_read_one_by_one(rt, users, projects):
         session.execute(update(Project).where(Project.path == "two").values(tag_list=["a", "b,c"], archived=True))
         session.commit()
     for order in ((("id", "asc"),), (("name", "desc"), ("id", "desc"))):
-        statements = project_reads._page_statements("member", False, False, False, False, order, rt.db.is_sqlite)
-        params = {"user_id": alice.id, "limit": 3, "offset": 0, "window": 3}
+        statements = project_reads._page_statements("member", False, False, False, False, order, 3, rt.db.is_sqlite)
+        params = {"user_id": alice.id, "offset": 0, "window": 3}
         one_by_one = rt.db.fast_all(statements[1], params)
         at_once = rt.db.fast_all_at_once(statements[1], params)
         assert at_once == one_by_one and len(at_once) == 3

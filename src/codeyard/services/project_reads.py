@@ -20,7 +20,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sqlalchemy import BigInteger, Boolean, Integer, and_, bindparam, func, or_, select, type_coerce
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Integer,
+    and_,
+    bindparam,
+    func,
+    literal_column,
+    or_,
+    select,
+    type_coerce,
+)
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember, Star, User, parse_id
@@ -284,7 +295,7 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
 
 
 # The offset is a bigint: a page number up to 2**31 - 1 times 100 overflows PostgreSQL's integer.
-LIMIT, OFFSET = bindparam("limit", type_=Integer), bindparam("offset", type_=BigInteger)
+OFFSET = bindparam("offset", type_=BigInteger)
 WINDOW = bindparam("window", type_=BigInteger)  # offset + limit
 # SQLite's member pages ending this far into the list are cut from each branch's first rows
 # (`_member_statements_sqlite`): of 1,500 projects, cheaper up to 300, dearer from 400 on.
@@ -293,10 +304,14 @@ FIRST_ROWS = 300
 
 @functools.cache
 def _page_statements(
-    scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple, sqlite: bool = False,
-    first_rows: bool = False,
+    scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple, limit: int,
+    sqlite: bool = False, first_rows: bool = False,
 ):
     """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape.
+
+    The page size LIMIT is written into the statement, not bound: PostgreSQL then plans the prepared
+    statement once (a generic plan). With the limit a parameter, a generic plan had to assume a
+    tenth of the rows, so PostgreSQL planned every page again (a millisecond of its two or three).
 
     Every row of the page carries the list's total (`total`, a subquery run once per statement), so
     a page is one statement; COUNT is needed only for a page past the end. On PostgreSQL the
@@ -306,8 +321,8 @@ def _page_statements(
     conditions = _scope_conditions(scope, open_only, archived, search, visibility)
     if scope == MEMBER:  # driven from the caller's memberships: see `project_service.authorized`
         if sqlite:
-            return _member_statements_sqlite(conditions, search, order, first_rows)
-        return _member_statements_postgresql(conditions, search, order)
+            return _member_statements_sqlite(conditions, search, order, limit, first_rows)
+        return _member_statements_postgresql(conditions, search, order, limit)
     source = Project.__table__
     if search:  # the namespace's name is searched too
         source = source.join(Namespace, Namespace.id == Project.namespace_id)
@@ -315,14 +330,14 @@ def _page_statements(
     total = count.correlate(None).scalar_subquery().label("total")
     ordering = _ordering(Project, order)
     chosen = select(*(Project.id,) if sqlite else Project.__table__.columns).select_from(source).where(*conditions)
-    page = chosen.order_by(*ordering).limit(LIMIT).offset(OFFSET)
+    page = chosen.order_by(*ordering).limit(_literal(limit)).offset(OFFSET)
     if sqlite:  # whole rows through its sorter cost SQLite more than looking 100 ids up
         return count, _entity_select(page.subquery("page")).add_columns(total).order_by(*ordering)
     page = page.cte("page")
     return count, _entity_select(page, whole_rows=True).add_columns(total).order_by(*_ordering(page.c, order))
 
 
-def _member_statements_postgresql(conditions: list, search: bool, order: tuple):
+def _member_statements_postgresql(conditions: list, search: bool, order: tuple, limit: int):
     """(count, page) of the caller's own projects (MEMBER) on PostgreSQL: their ids and sort keys
     gathered once (a materialized CTE from the membership indexes), the page cut from them and
     they counted."""
@@ -336,12 +351,12 @@ def _member_statements_postgresql(conditions: list, search: bool, order: tuple):
         count = select(func.count()).select_from(mine)
     matching = select(*_sort_keys(order)).select_from(source).where(*conditions).cte("matching").prefix_with("MATERIALIZED")
     total = select(func.count()).select_from(matching).correlate(None).scalar_subquery().label("total")
-    ids = select(matching.c.id).order_by(*_ordering(matching.c, order)).limit(LIMIT).offset(OFFSET)
+    ids = select(matching.c.id).order_by(*_ordering(matching.c, order)).limit(_literal(limit)).offset(OFFSET)
     page = select(*Project.__table__.columns, total).where(Project.id.in_(ids)).cte("page")
     return count, _entity_select(page, whole_rows=True).add_columns(page.c.total).order_by(*_ordering(page.c, order))
 
 
-def _member_statements_sqlite(conditions: list, search: bool, order: tuple, first_rows: bool):
+def _member_statements_sqlite(conditions: list, search: bool, order: tuple, limit: int, first_rows: bool):
     """(count, page) of the caller's own projects (MEMBER) on SQLite, from two branches: the
     projects of their namespaces (personal and groups), and their direct memberships. The total is
     the first's count plus the direct memberships of projects in other namespaces.
@@ -384,7 +399,7 @@ def _member_statements_sqlite(conditions: list, search: bool, order: tuple, firs
         counts = [select(func.count()).select_from(part).scalar_subquery() for part in parts]
         both = select(*parts[0].c).union_all(select(*parts[1].c)).subquery("mine")
     counted = counts[0] + counts[1]
-    ids = select(both.c.id).order_by(*_ordering(both.c, order)).limit(LIMIT).offset(OFFSET).subquery("ids")
+    ids = select(both.c.id).order_by(*_ordering(both.c, order)).limit(_literal(limit)).offset(OFFSET).subquery("ids")
     page = select(ids.c.id, counted.label("total")).subquery("page")
     rows = _entity_select(page).add_columns(page.c.total).order_by(*_ordering(Project, order))
     return select(counted), rows
@@ -406,6 +421,11 @@ def _member_counts_sqlite(namespaces) -> list:
     )
     memberships = select(func.count()).where(ProjectMember.user_id == USER_ID)
     return [query.correlate(None).scalar_subquery() for query in (in_namespaces, memberships)]
+
+
+def _literal(number: int):
+    """NUMBER written into the statement (an integer, so nothing a caller sent reaches SQL as text)."""
+    return literal_column(str(int(number)), Integer)
 
 
 def _sort_keys(order: tuple) -> list:
@@ -436,7 +456,7 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
     first_rows = query.scope == MEMBER and db.is_sqlite and not filters.search and offset + limit <= FIRST_ROWS
     count, rows = _page_statements(
         query.scope, open_only, filters.archived is not None, bool(filters.search), filters.visibility is not None,
-        _order(query), db.is_sqlite, first_rows,
+        _order(query), limit, db.is_sqlite, first_rows,
     )  # fmt: skip
     params = {
         "user_id": user.id,
@@ -446,7 +466,6 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
         "pattern": _like_pattern(filters.search) if filters.search else None,
         "name_pattern": _like_pattern(query.name) if query.name is not None else None,
         "visibility": filters.visibility,
-        "limit": limit,
         "offset": offset,
         "window": offset + limit,
     }
