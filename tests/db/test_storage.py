@@ -162,6 +162,25 @@ def test_timestamps_read_as_text_are_what_the_entities_print(rt, users, projects
     assert rt.db.fast_first(as_text, {"id": project_id})[0] == iso(stored)
 
 
+def test_postgresql_writes_the_api_s_timestamps_whatever_the_date_style(rt, users, projects):
+    """PostgreSQL writes UtcIsoText's text itself (`to_char`): a session's DateStyle does not change it."""
+    if rt.db.is_sqlite:
+        pytest.skip("PostgreSQL only")
+    project_id = projects.create(users.create("alice")).id
+    moment = dt.datetime(2016, 1, 4, 15, 31, 46, 176999, tzinfo=dt.UTC)
+    with rt.db.session() as session:
+        session.get(Project, project_id).created_at = moment
+        session.commit()
+    as_text = select(type_coerce(Project.created_at, UtcIsoText()).label("at")).where(Project.id == bindparam("id"))
+    cursor = rt.db._fast_connection().cursor()
+    try:
+        for style in ("SQL, DMY", "German", "Postgres, MDY", "ISO"):
+            cursor.execute(f"SET DateStyle TO '{style}'")
+            assert rt.db.fast_first(as_text, {"id": project_id})[0] == "2016-01-04T15:31:46.176Z", style
+    finally:
+        cursor.execute("RESET DateStyle")
+
+
 def test_timestamps_in_other_sqlite_forms_are_read_too():
     processor = UtcIsoText().result_processor(sqlite_dialect.dialect(), None)
     assert processor("2016-01-04 15:31:46.176999") == "2016-01-04T15:31:46.176Z"
