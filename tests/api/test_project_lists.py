@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 
 import pytest
+from sqlalchemy import select
 
-from codeyard.db.models import User
+from codeyard.db.models import Project, User
 from codeyard.services import project_reads
 
 from ..support import QueryCounter
@@ -287,3 +289,26 @@ def test_the_page_size_is_written_into_the_page_statement(rt, users, projects, s
         assert total == 3 and len(rows) == size
         (page,) = counter.fast_reads
         assert f"LIMIT {size} OFFSET " in page, page
+
+
+@pytest.mark.parametrize("path", ["/projects", "/projects/all", "/projects/owned", "/projects/starred", "/groups/team/projects"])
+def test_every_list_sorts_by_every_orderable_column(api, rt, users, projects, path):
+    admin = users.create("boss", admin=True, projects_limit=100)
+    team = projects.group(admin, "team", visibility=20)
+    made = [projects.create(admin, group=team if i % 2 else None, name=f"p{(5 * i) % 7}") for i in range(7)]
+    for project in made:
+        api.as_(admin).post(f"/projects/{project.id}/star")
+    with rt.db.transaction() as session:  # sort keys that disagree with the ids' order
+        for number, project in enumerate(made):
+            row = session.get(Project, project.id)
+            row.updated_at = row.updated_at + dt.timedelta(minutes=(3 * number) % 7)
+            row.last_activity_at = row.last_activity_at - dt.timedelta(minutes=(2 * number) % 7)
+    for column in project_reads.ORDERABLE:
+        for sort in ("asc", "desc"):
+            listed = ids(api.as_(admin).get(path, params={"order_by": column, "sort": sort, "per_page": 100}))
+            key = getattr(Project, column)
+            with rt.db.session() as session:
+                expected = session.scalars(
+                    select(Project.id).where(Project.id.in_(listed)).order_by(*((key, Project.id) if sort == "asc" else (key.desc(), Project.id.desc())))
+                ).all()
+            assert listed == expected and len(listed) == (3 if path.startswith("/groups") else 7), (column, sort)
