@@ -151,6 +151,12 @@ class Database:
             return self.fast_first(statement, params)
         return await self._loop_reads.first(self.prepared(statement), params)
 
+    async def loop_all(self, statement, params: dict) -> list:
+        """`loop_first` for every row: for a short list read on the loop."""
+        if self._loop_reads is None:
+            return self.fast_all(statement, params)
+        return await self._loop_reads.all(self.prepared(statement), params)
+
     def fast_all_at_once(self, statement, params: dict) -> list:
         """`fast_all` for a thread beside the event loop. sqlite3 takes the GIL back after each row
         SQLite steps to, and with the loop busy each take waited for it: SQLite builds the rows as

@@ -1,4 +1,4 @@
-"""PostgreSQL reads awaited on the event loop (`Database.loop_first`).
+"""PostgreSQL reads awaited on the event loop (`Database.loop_first`, `loop_all`).
 
 The fast path's connection is synchronous: on PostgreSQL the loop waits for each statement's round
 trip, and with one worker every other request waits with it. A few asynchronous connections (in
@@ -23,13 +23,20 @@ class LoopReads:
 
     async def first(self, prepared, params: dict):
         """The first row of PREPARED (a `db.engine.Prepared`) with PARAMS, or None."""
+        return await self._run(_first, prepared, params)
+
+    async def all(self, prepared, params: dict) -> list:
+        """Every row of PREPARED with PARAMS."""
+        return await self._run(_all, prepared, params)
+
+    async def _run(self, fetch, prepared, params: dict):
         import psycopg
 
         pool = self._pool()
         connection = await pool.take()
         try:
             try:
-                row = await _first(connection, prepared, params)
+                found = await fetch(connection, prepared, params)
             except psycopg.OperationalError:
                 if not connection.closed:
                     raise
@@ -37,13 +44,13 @@ class LoopReads:
                 await pool.discard(connection)
                 connection = None
                 connection = await pool.take()
-                row = await _first(connection, prepared, params)
+                found = await fetch(connection, prepared, params)
         except BaseException:
             if connection is not None:
                 await pool.discard(connection)  # its state is unknown (an error, a cancelled wait)
             raise
         pool.give_back(connection)
-        return row
+        return found
 
     def close(self) -> None:
         """Close the idle connections of every loop (the database is closed; their loops may be gone)."""
@@ -69,6 +76,16 @@ async def _first(connection, prepared, params: dict):
     finally:
         await cursor.close()
     return None if row is None else prepared.row(row)
+
+
+async def _all(connection, prepared, params: dict) -> list:
+    cursor = connection.cursor()
+    try:
+        await cursor.execute(prepared.sql, prepared.parameters(params))
+        rows = await cursor.fetchall()
+    finally:
+        await cursor.close()
+    return [prepared.row(row) for row in rows]
 
 
 class _Pool:

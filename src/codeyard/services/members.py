@@ -11,12 +11,14 @@ the rules here are about the membership itself:
 
 from __future__ import annotations
 
-from sqlalchemy import select
+import functools
+
+from sqlalchemy import BigInteger, Integer, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, contains_eager, joinedload
 
 from ..db.models import Project, ProjectMember, User, is_id
-from ..db.queries import counted_page, matches_text
+from ..db.queries import counted_page, like_pattern, matches_pattern, matches_text
 from ..errors import Forbidden, NotFound, RecordNotFound
 from ..policies import projects as policy
 from . import events, users
@@ -43,6 +45,50 @@ def membership_page(session: Session, model, of, query: str | None, offset: int,
 def page(session: Session, project: Project, query: str | None, offset: int, limit: int) -> tuple[int, list[ProjectMember]]:
     """PROJECT's direct members (see `membership_page`)."""
     return membership_page(session, ProjectMember, ProjectMember.project_id == project.id, query, offset, limit)
+
+
+# --- the read path: GET requests, no session (`Database.loop_all`: on PostgreSQL the round trip
+# does not hold the loop) ----------------------------------------------------------------------------
+
+_MEMBER_COLUMNS = (User.id, User.username, User.email, User.name, User.state, User.created_at, ProjectMember.access_level)
+_MEMBERS = ProjectMember.__table__.join(User.__table__, User.id == ProjectMember.user_id)
+_OF_PROJECT = ProjectMember.project_id == bindparam("project_id", type_=Integer)
+_ONE = select(*_MEMBER_COLUMNS).select_from(_MEMBERS).where(_OF_PROJECT, ProjectMember.user_id == bindparam("user_id", type_=Integer))
+
+
+@functools.cache
+def _page_statements(search: bool):
+    """(count, page) of a project's members, oldest membership first; each row of the page carries
+    the total (a count is needed only past the last page). SEARCH: usernames or names containing
+    `:pattern`."""
+    conditions = [_OF_PROJECT]
+    if search:
+        conditions.append(matches_pattern("pattern", User.username, User.name))
+    count = select(func.count()).select_from(_MEMBERS).where(*conditions)
+    page = (
+        select(*_MEMBER_COLUMNS, func.count().over().label("total")).select_from(_MEMBERS).where(*conditions)
+        .order_by(ProjectMember.id).limit(bindparam("limit", type_=Integer))
+        .offset(bindparam("offset", type_=BigInteger))  # a page number up to 2**31 - 1 times 100
+    )  # fmt: skip
+    return count, page
+
+
+async def read_page(db, project_id: int, query: str | None, offset: int, limit: int) -> tuple[int, list]:
+    """(total, rows of one page) of PROJECT_ID's direct members (`member_entity` renders a row)."""
+    count, page = _page_statements(bool(query))
+    params = {"project_id": project_id, "pattern": like_pattern(query) if query else None, "offset": offset, "limit": limit}
+    rows = await db.loop_all(page, params)
+    if rows:
+        return rows[0].total, rows
+    return ((await db.loop_first(count, params))[0] if offset else 0), rows
+
+
+async def read_one(db, project_id: int, user_id: int):
+    """The row of USER_ID's membership of PROJECT_ID; 404 `404 Not found` when there is none."""
+    row = await db.loop_first(_ONE, {"project_id": project_id, "user_id": user_id}) if is_id(user_id) else None
+    if row is None:
+        raise RecordNotFound()
+    return row
 
 
 def find(session: Session, project: Project, user_id: int) -> ProjectMember | None:

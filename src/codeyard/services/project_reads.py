@@ -37,6 +37,7 @@ from sqlalchemy.orm import Session, aliased
 
 from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember, Star, User, parse_id
 from ..db.models.base import UtcIsoText
+from ..db.queries import like_pattern, matches_pattern
 from ..git.refs import INITIAL_BRANCH
 from ..policies import projects as policy
 from . import projects as project_service
@@ -254,16 +255,6 @@ class Query:
     name: str | None = None  # the text of /projects/search/:query
 
 
-def _like_pattern(text: str) -> str:
-    """`%text%` with LIKE's wildcards in TEXT made literal (escape character `/`), lower case."""
-    escaped = text.lower().replace("/", "//").replace("%", "/%").replace("_", "/_")
-    return f"%{escaped}%"
-
-
-def _matches(param: str, *columns):
-    return or_(*(func.lower(column).like(bindparam(param), escape="/") for column in columns))
-
-
 def open_to_caller():
     """Projects the caller (`:user_id`) is a member of, plus those open to any such user
     (visibility at least `:min_level`: internal and public, or public for external users)."""
@@ -283,13 +274,13 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
     elif scope == GROUP:
         conditions.append(Project.namespace_id == bindparam("group_id", type_=Integer))
     elif scope == SEARCH:
-        conditions.append(_matches("name_pattern", Project.name))
+        conditions.append(matches_pattern("name_pattern", Project.name))
     if open_only:
         conditions.append(open_to_caller())
     if archived:
         conditions.append(Project.archived == bindparam("archived", type_=Boolean))
     if search:
-        conditions.append(_matches("pattern", Project.path, Project.name, Project.description, Namespace.name))
+        conditions.append(matches_pattern("pattern", Project.path, Project.name, Project.description, Namespace.name))
     if visibility:
         conditions.append(Project.visibility_level == bindparam("visibility", type_=Integer))
     return conditions
@@ -471,8 +462,8 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
         "min_level": policy.PUBLIC if user.external else policy.INTERNAL,
         "group_id": query.group_id,
         "archived": filters.archived,
-        "pattern": _like_pattern(filters.search) if filters.search else None,
-        "name_pattern": _like_pattern(query.name) if query.name is not None else None,
+        "pattern": like_pattern(filters.search) if filters.search else None,
+        "name_pattern": like_pattern(query.name) if query.name is not None else None,
         "visibility": filters.visibility,
         "offset": offset,
         "window": offset + limit,

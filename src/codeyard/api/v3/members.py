@@ -33,15 +33,16 @@ def render(ctx: Ctx, member) -> dict:
     params=(Str("query", max_length=255, doc="Part of the username or name (any case)"),),
     summary="Direct members of a project",
 )
-def list_members(ctx: Ctx) -> paging.Page[Member]:
+async def list_members(ctx: Ctx) -> paging.Page[Member]:
     window = paging.window(ctx)
-    total, found = members.page(ctx.session, ctx.project, ctx.args.get("query"), window.offset, window.limit)
-    return paging.Page([render(ctx, member) for member in found], total, window)
+    total, rows = await members.read_page(ctx.rt.db, ctx.project_id, ctx.args.get("query"), window.offset, window.limit)
+    return paging.Page([member_entity(row, row.access_level, ctx.view) for row in rows], total, window)
 
 
 @API.get("/projects/:id/members/:user_id", guards=(READ_MEMBERS,), summary="One member of a project")
-def get_member(ctx: Ctx) -> Member:
-    return render(ctx, members.get(ctx.session, ctx.project, ctx.path_int("user_id")))
+async def get_member(ctx: Ctx) -> Member:
+    row = await members.read_one(ctx.rt.db, ctx.project_id, ctx.path_int("user_id"))
+    return member_entity(row, row.access_level, ctx.view)
 
 
 @API.post(
