@@ -6,6 +6,8 @@ import pytest
 
 from codeyard.db.models import Namespace, User
 
+from ..support import QueryCounter
+
 USER_FORM = {"avatar_url", "bio", "created_at", "id", "is_admin", "name", "state", "username", "web_url",
              "website_url", "profnet", "messenger", "microblog"}
 FULL_EXTRA = {"email", "projects_limit", "can_create_group", "can_create_project", "last_sign_in_at",
@@ -52,6 +54,33 @@ def test_user_list_filters(api, users, admin):
     assert names(username="BOB") == ["bob"]
     assert "blocked" in names() and "blocked" not in names(active="true")
     assert names(search="100%") == []
+
+
+def test_the_directory_is_read_without_a_session(api, users, projects, admin, rt):
+    """The read path: one statement per page whatever its size (its rows carry the total and each
+    user's personal project count), a count only past the last page; /users/:id one statement."""
+    alice = users.create("alice", projects_limit=1)
+    projects.create(alice)  # at her limit
+    for i in range(4):
+        users.create(f"member{i}", name=f"Member {i}")
+    cases = (({"per_page": 2}, 1, "6", 2), ({"per_page": 100}, 1, "6", 6), ({"search": "MEMBER"}, 1, "4", 4),
+             ({"page": 4, "per_page": 2}, 2, "6", 0), ({"page": 2**31 - 1, "per_page": 100}, 2, "6", 0),
+             ({"username": "nobody"}, 1, "0", 0))  # fmt: skip
+    for params, reads, total, listed in cases:
+        with QueryCounter(rt) as counter:
+            response = api.as_(admin).get("/users", params=params)
+        assert response.status_code == 200 and response.headers["x-total"] == total, (params, response.text)
+        assert len(response.json()) == listed, params
+        assert counter.count == 0 and len(counter.fast_reads) == reads, (params, counter.statements, counter.fast_reads)
+    listed = {user["username"]: user for user in api.as_(admin).get("/users").json()}
+    assert listed["alice"]["can_create_project"] is False and listed["member0"]["can_create_project"] is True
+    with QueryCounter(rt) as counter:
+        single = api.as_(admin).get(f"/users/{alice.id}").json()
+    assert counter.count == 0 and len(counter.fast_reads) == 1
+    assert single == listed["alice"]
+    own = api.as_(alice).get("/user").json()
+    own.pop("private_token")
+    assert own == single
 
 
 def test_single_user(api, users, admin):

@@ -66,7 +66,7 @@ def _page_statements(search: bool):
         conditions.append(matches_pattern("pattern", User.username, User.name))
     count = select(func.count()).select_from(_MEMBERS).where(*conditions)
     page = (
-        select(*_MEMBER_COLUMNS, func.count().over().label("total")).select_from(_MEMBERS).where(*conditions)
+        select(*_MEMBER_COLUMNS, count.correlate(None).scalar_subquery().label("total")).select_from(_MEMBERS).where(*conditions)
         .order_by(ProjectMember.id).limit(bindparam("limit", type_=Integer))
         .offset(bindparam("offset", type_=BigInteger))  # a page number up to 2**31 - 1 times 100
     )  # fmt: skip

@@ -7,16 +7,18 @@ loop by the caller). Every user owns a personal namespace whose path is the user
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import BigInteger, Integer, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, is_id, utcnow
-from ..db.queries import counted_page, matches_text
+from ..db.queries import like_pattern, matches_pattern
 from ..errors import Conflict, Invalid, NotFound, RecordNotFound
 from . import settings as settings_service
+from .identity import PERSONAL_PROJECTS, USER_BY_ID_OR_USERNAME, USER_COLUMNS
 
 NAMESPACE_PATTERN = re.compile(r"(?:[a-zA-Z0-9_.][a-zA-Z0-9_\-.]*[a-zA-Z0-9_\-]|[a-zA-Z0-9_])")
 NAMESPACE_MESSAGE = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.'."
@@ -195,16 +197,52 @@ def tombstone(session: Session, user_id: int) -> Tombstone | None:
     return session.get(Tombstone, (USER_KIND, user_id)) if is_id(user_id) else None
 
 
-def search(session: Session, *, text: str | None, username: str | None, active_only: bool, offset: int, limit: int):
-    """(total, page of users) matching the filters, oldest first."""
-    query = select(User)
+# --- the directory's read path: GET requests, no session (`Database.loop_all`) -------------------
+
+
+@functools.cache
+def _directory_statements(username: bool, text: bool, active_only: bool):
+    """(count, page) of users matching the filters present, oldest first. Each row of the page is
+    a caller's row (`identity.USER_COLUMNS` and `personal_projects`) carrying the total: a count
+    is needed only past the last page."""
+    conditions = []
     if username:
-        query = query.where(func.lower(User.username) == username.lower())
+        conditions.append(func.lower(User.username) == bindparam("username"))
     if text:
-        query = query.where(matches_text(text, User.name, User.email, User.username))
+        conditions.append(matches_pattern("pattern", User.name, User.email, User.username))
     if active_only:
-        query = query.where(User.state == "active")
-    return counted_page(session, query, offset, limit, User.id)
+        conditions.append(User.state == "active")
+    count = select(func.count()).select_from(User).where(*conditions)
+    page = (
+        select(*USER_COLUMNS, PERSONAL_PROJECTS, count.correlate(None).scalar_subquery().label("total")).where(*conditions)
+        .order_by(User.id).limit(bindparam("limit", type_=Integer))
+        .offset(bindparam("offset", type_=BigInteger))  # a page number up to 2**31 - 1 times 100
+    )  # fmt: skip
+    return count, page
+
+
+async def read_directory(db, *, text: str | None, username: str | None, active_only: bool, offset: int, limit: int):
+    """(total, rows of one page) of the users matching the filters, oldest first; each row renders
+    as the caller's does (`caller_can_create_project` applies)."""
+    count, page = _directory_statements(bool(username), bool(text), active_only)
+    params = {
+        "username": username.lower() if username else None,
+        "pattern": like_pattern(text) if text else None,
+        "offset": offset,
+        "limit": limit,
+    }
+    rows = await db.loop_all(page, params)
+    if rows:
+        return rows[0].total, rows
+    return ((await db.loop_first(count, params))[0] if offset else 0), rows
+
+
+async def read_record(db, user_id: int):
+    """USER_ID's row, as `read_directory` gives it; 404 `404 Not found` when there is none."""
+    row = await db.loop_first(USER_BY_ID_OR_USERNAME, {"id": user_id, "username": None}) if is_id(user_id) else None
+    if row is None:
+        raise RecordNotFound()
+    return row
 
 
 def caller_can_create_project(caller) -> bool:

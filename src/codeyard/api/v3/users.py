@@ -62,10 +62,10 @@ def current_user(ctx: Ctx) -> entities.UserLogin:
     summary="List users (full records for admins)",
     params=(Str("search"), Str("username"), Bool("active")),
 )
-def list_users(ctx: Ctx) -> paging.Page[entities.UserFull | entities.UserBasic]:
+async def list_users(ctx: Ctx) -> paging.Page[entities.UserFull | entities.UserBasic]:
     window = paging.window(ctx)
-    total, found = users.search(
-        ctx.session,
+    total, rows = await users.read_directory(
+        ctx.rt.db,
         text=ctx.args.get("search"),
         username=ctx.args.get("username"),
         active_only=ctx.args.get("active", False),
@@ -73,19 +73,18 @@ def list_users(ctx: Ctx) -> paging.Page[entities.UserFull | entities.UserBasic]:
         limit=window.limit,
     )
     if ctx.actor.is_admin:
-        creatable = users.can_create_projects(ctx.session, found)
-        items = [entities.user_full(user, ctx.view, creatable[user.id]) for user in found]
+        items = [entities.user_full(row, ctx.view, users.caller_can_create_project(row)) for row in rows]
     else:
-        items = [entities.user_basic(user, ctx.view) for user in found]
+        items = [entities.user_basic(row, ctx.view) for row in rows]
     return paging.Page(items, total, window)
 
 
 @API.get("/users/:id", summary="A single user")
-def get_user(ctx: Ctx) -> entities.UserFull | entities.User:
-    user = users.get_record(ctx.session, ctx.path_int("id"))
+async def get_user(ctx: Ctx) -> entities.UserFull | entities.User:
+    row = await users.read_record(ctx.rt.db, ctx.path_int("id"))
     if ctx.actor.is_admin:
-        return _full(ctx, user)
-    return entities.user(user, ctx.view)
+        return entities.user_full(row, ctx.view, users.caller_can_create_project(row))
+    return entities.user(row, ctx.view)
 
 
 @API.post(
