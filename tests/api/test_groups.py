@@ -56,10 +56,11 @@ def test_list_and_search(api, alice, users, projects, admin, rt):
     assert [g["path"] for g in api.as_(alice).get("/groups").json()] == ["red", "blue"]
     assert [g["path"] for g in api.as_(alice).get("/groups", params={"search": "BL"}).json()] == ["blue"]
     assert [g["path"] for g in api.as_(admin).get("/groups").json()] == ["red", "blue", "green"]
-    for per_page in (1, 10):
-        with QueryCounter(rt) as counter:
-            api.as_(admin).get("/groups", params={"per_page": per_page})
-        assert counter.count <= 2
+    for who, params, total, reads in ((admin, {"per_page": 1}, "3", 1), (admin, {"per_page": 10}, "3", 1),
+                                      (alice, {"search": "e"}, "2", 1), (alice, {"page": 3}, "2", 2)):  # fmt: skip
+        with QueryCounter(rt) as counter:  # the read path: the page's statement carries the total
+            response = api.as_(who).get("/groups", params=params)
+        assert response.headers["x-total"] == total and counter.count == 0 and len(counter.fast_reads) == reads
 
 
 def test_get_group_with_its_readable_projects(api, alice, users, projects):
@@ -105,6 +106,36 @@ def test_internal_groups_and_external_users(api, alice, users, projects):
     projects.group(alice, "inside", visibility=10)
     assert api.as_(users.create("bob")).get("/groups/inside").status_code == 200
     assert api.as_(users.create("ext", external=True)).get("/groups/inside").status_code == 404
+
+
+def test_a_readable_project_shows_its_private_group(api, alice, users, projects):
+    """GitLab 8.6: whoever may read one of a group's projects sees the group (its guard's second
+    statement, asked only when the group itself is not open to the caller)."""
+    inner = projects.group(alice, "inner")
+    shared = projects.create(alice, group=inner, name="shared")
+    bob, carol, ext = users.create("bob"), users.create("carol"), users.create("ext", external=True)
+    projects.add_member(shared, bob, REPORTER)
+    projects.add_member(shared, ext, REPORTER)
+    assert api.as_(bob).get("/groups/inner").status_code == 200 and api.as_(ext).get("/groups/inner").status_code == 200
+    assert api.as_(carol).get("/groups/inner").json() == {"message": "404 Group Not Found"}
+    assert api.as_(bob).get("/groups/inner/members").status_code == 200
+    assert api.as_(bob).put(f"/groups/{inner.id}", json={"name": "X"}).status_code == 403
+    assert api.as_(bob).get("/groups/99999999999").json() == {"message": "404 Group Not Found"}
+
+
+def test_group_reads_need_no_session(api, alice, users, projects, rt):
+    team = projects.group(alice, "team", visibility=20)
+    bob = users.create("bob", name="Bob Builder")
+    projects.add_group_member(team, bob, DEVELOPER)
+    for path, params, reads in ((f"/groups/{team.id}/members", {}, 2), ("/groups/TEAM/members", {"query": "builder"}, 2),
+                                (f"/groups/{team.id}/members/{bob.id}", {}, 2), (f"/groups/{team.id}/projects", {}, 2)):  # fmt: skip
+        with QueryCounter(rt) as counter:
+            response = api.as_(bob).get(path, params=params)
+        assert response.status_code == 200 and counter.count == 0, (path, counter.statements)
+        assert len(counter.fast_reads) == reads, (path, counter.fast_reads)
+    assert [m["username"] for m in api.as_(bob).get("/groups/team/members", params={"query": "builder"}).json()] == ["bob"]
+    assert api.as_(bob).get(f"/groups/{team.id}/members/{bob.id}").json()["access_level"] == DEVELOPER
+    assert api.as_(bob).get(f"/groups/{team.id}/members/424242").json() == {"message": "404 Not found"}
 
 
 def test_update_group(api, alice, users, projects, rt):

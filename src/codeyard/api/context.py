@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from ..db.models import Project
+from ..db.models import Namespace, Project
 from ..entities.common import View
 from ..errors import NotFound, RecordNotFound
 from .params import parse_query
@@ -43,7 +43,8 @@ class Ctx:
         self.project_id: int | None = None  # the project a guard found and checked (`project` loads its row)
         self.access = None  # the caller's access to that project, set by the same guard
         self._project = None
-        self.group = None  # a group a guard loaded, with the caller's abilities on it
+        self.group_id: int | None = None  # a group a guard found, with the caller's abilities on it
+        self._group = None
         self.group_abilities: frozenset[str] = frozenset()
         self.runner = None  # the runner a runner-protocol request authenticated as (api/ci.py)
         self._session: Session | None = None
@@ -124,6 +125,16 @@ class Ctx:
             if self._project is None:
                 raise NotFound("Project")
         return self._project
+
+    @property
+    def group(self) -> Namespace | None:
+        """The row of the group a guard found, loaded in this request's session when first asked for;
+        404 if it went meanwhile."""
+        if self._group is None and self.group_id is not None:
+            self._group = self.session.get(Namespace, self.group_id)
+            if self._group is None:
+                raise NotFound("Group")
+        return self._group
 
     # --- the unit of work ---------------------------------------------------------------------
 

@@ -69,17 +69,17 @@ ADMIN = project_guard(policy.ADMIN_PROJECT)
 
 
 def group_guard(*abilities: str):
-    """Load the group named by `:id` (an id or path): 404 `404 Group Not Found` when the caller may
-    not read it, 403 when a further ability in ABILITIES is missing."""
+    """Find the group named by `:id` (an id or path) on the read path: 404 `404 Group Not Found`
+    when the caller may not read it, 403 when a further ability in ABILITIES is missing. Its row is
+    loaded only when the handler reads `ctx.group`."""
 
-    def guard(ctx: Ctx) -> None:
-        group = groups.find(ctx.session, ctx.path_params["id"])
-        found = groups.abilities(ctx.session, ctx.actor, group) if group is not None else frozenset()
+    async def guard(ctx: Ctx) -> None:
+        row, found = await groups.read_guarded(ctx.rt.db, ctx.path_params["id"], ctx.actor)
         if group_policy.READ_GROUP not in found:
             raise NotFound("Group")
         if not all(ability in found for ability in abilities):
             raise Forbidden()
-        ctx.group, ctx.group_abilities = group, found
+        ctx.group_id, ctx.group_abilities = row.id, found
 
     guard.__name__ = "group_needs_" + ("_and_".join(abilities) or "read")
     return guard

@@ -1,8 +1,9 @@
-"""Query helpers every list uses: case-insensitive text search and one counted page."""
+"""Query helpers every list uses: case-insensitive text search and one counted page (through a
+session, or on the read path: `page_statements` built once, `read_page` awaited on the loop)."""
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, Select, bindparam, func, or_, select
+from sqlalchemy import BigInteger, ColumnElement, Integer, Select, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
 
@@ -30,3 +31,27 @@ def counted_page(session: Session, query: Select, offset: int, limit: int, *orde
     rows = session.scalars(query.order_by(*order_by).offset(offset).limit(limit)).all()
     return total, list(rows)
 
+
+
+# The offset is a bigint: a page number up to 2**31 - 1 times 100 overflows PostgreSQL's integer.
+LIMIT, OFFSET = bindparam("limit", type_=Integer), bindparam("offset", type_=BigInteger)
+
+
+def page_statements(columns, source, conditions, order_by) -> tuple[Select, Select]:
+    """(count, page) of the rows of SOURCE meeting CONDITIONS, for statements built once: the page
+    (`:limit` rows from `:offset` in ORDER_BY) carries the total in every row (`total`, a count run
+    once per statement), so the count is needed only past the last page (`read_page`)."""
+    count = select(func.count()).select_from(source).where(*conditions)
+    total = count.correlate(None).scalar_subquery().label("total")
+    page = select(*columns, total).select_from(source).where(*conditions).order_by(*order_by).limit(LIMIT).offset(OFFSET)
+    return count, page
+
+
+async def read_page(db, statements: tuple[Select, Select], params: dict) -> tuple[int, list]:
+    """(total, rows of one page) of `page_statements` with PARAMS (`limit` and `offset` among them),
+    awaited on the loop (`Database.loop_all`: on PostgreSQL its round trip does not hold the loop)."""
+    count, page = statements
+    rows = await db.loop_all(page, params)
+    if rows:
+        return rows[0].total, rows
+    return ((await db.loop_first(count, params))[0] if params["offset"] else 0), rows

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Integer, bindparam, func, select
 from sqlalchemy.orm import Session, joinedload
 
 from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, is_id, parse_id, utcnow
-from ..db.queries import counted_page, matches_text
+from ..db.queries import like_pattern, matches_pattern, page_statements, read_page
 from ..errors import Conflict, Forbidden, Invalid, NotFound, RecordNotFound
 from ..policies import groups as group_policy
-from . import access as access_service
-from . import members, projects, users
+from ..policies.projects import INTERNAL, PUBLIC
+from . import project_reads, projects, users
 from . import settings as settings_service
 from .naming import format_errors
 from .users import namespace_path_errors, namespace_path_taken
@@ -78,30 +79,58 @@ def find(session: Session, ident: str) -> Namespace | None:
     return session.scalars(query.where(func.lower(Namespace.path) == ident.lower())).first()
 
 
-def member_level(session: Session, user_id: int, group: Namespace) -> int | None:
-    return access_service.group_level(session, user_id, group.id)
+# The read path (GET requests, no session: awaited on the loop's own connections on PostgreSQL).
+_GROUP_COLUMNS = (Namespace.id, Namespace.name, Namespace.path, Namespace.description, Namespace.visibility_level)
+_CALLER_LEVEL = (
+    select(GroupMember.access_level)
+    .where(GroupMember.namespace_id == Namespace.id, GroupMember.user_id == project_reads.USER_ID)
+    .scalar_subquery()
+    .label("member_level")
+)
+_GROUP = select(*_GROUP_COLUMNS, _CALLER_LEVEL).where(Namespace.kind == GROUP_KIND)
+GROUP_BY_ID = _GROUP.where(Namespace.id == bindparam("id", type_=Integer))
+GROUP_BY_PATH = _GROUP.where(func.lower(Namespace.path) == bindparam("path"))
+# One project of the group the caller (not an admin) may read: reading one lets them see the group.
+_SEES_A_PROJECT = (
+    select(Project.id)
+    .where(Project.namespace_id == bindparam("group_id", type_=Integer), project_reads.open_to_caller())
+    .limit(1)
+)
 
 
-def abilities(session: Session, user, group: Namespace) -> frozenset[str]:
-    """What USER may do on GROUP (reading it also follows from reading one of its projects)."""
-    level = member_level(session, user.id, group) if user is not None else None
-    found = group_policy.group_abilities(user, group, level)
+async def read_guarded(db, ident: str, user) -> tuple[Any, frozenset[str]]:
+    """(row, what USER may do on it) of the group named by an id or a path (any case), or (None,
+    nothing). The row has the group entity's columns and the caller's `member_level`."""
+    number = parse_id(ident)
+    statement, params = (GROUP_BY_ID, {"id": number}) if number is not None else (GROUP_BY_PATH, {"path": ident.lower()})
+    params["user_id"] = None if user is None else user.id
+    row = await db.loop_first(statement, params)
+    if row is None:
+        return None, frozenset()
+    found = group_policy.group_abilities(user, row, row.member_level)
     if group_policy.READ_GROUP in found or user is None:
-        return found
-    sees = session.scalar(
-        select(Project.id).where(Project.namespace_id == group.id, Project.id.in_(projects.visible(user))).limit(1)
-    )
-    return group_policy.group_abilities(user, group, level, sees_a_project=sees is not None)
+        return row, found
+    params = {"group_id": row.id, "user_id": user.id, "min_level": PUBLIC if user.external else INTERNAL}
+    sees = await db.loop_first(_SEES_A_PROJECT, params)
+    return row, group_policy.group_abilities(user, row, row.member_level, sees_a_project=sees is not None)
 
 
-def visible_page(session: Session, user, search: str | None, offset: int, limit: int):
-    """(total, page) of the groups USER belongs to (every group for admins), oldest first."""
-    query = select(Namespace).where(Namespace.kind == GROUP_KIND)
-    if not user.is_admin:
-        query = query.where(Namespace.id.in_(select(GroupMember.namespace_id).where(GroupMember.user_id == user.id)))
+@functools.cache
+def _visible_statements(every: bool, search: bool):
+    """(count, page) of the groups the caller belongs to (EVERY group: an admin's), oldest first;
+    SEARCH: names or paths containing `:pattern`."""
+    conditions = [Namespace.kind == GROUP_KIND]
+    if not every:
+        conditions.append(Namespace.id.in_(select(GroupMember.namespace_id).where(GroupMember.user_id == project_reads.USER_ID)))
     if search:
-        query = query.where(matches_text(search, Namespace.name, Namespace.path))
-    return counted_page(session, query, offset, limit, Namespace.id)
+        conditions.append(matches_pattern("pattern", Namespace.name, Namespace.path))
+    return page_statements(_GROUP_COLUMNS, Namespace.__table__, conditions, (Namespace.id,))
+
+
+async def read_visible(db, user, search: str | None, offset: int, limit: int) -> tuple[int, list]:
+    """(total, rows of one page) of the groups USER belongs to (every group for admins), oldest first."""
+    params = {"user_id": user.id, "pattern": like_pattern(search) if search else None, "offset": offset, "limit": limit}
+    return await read_page(db, _visible_statements(user.is_admin, bool(search)), params)
 
 
 def readable_project_ids(session: Session, user, group: Namespace) -> list[int]:
@@ -164,10 +193,6 @@ def tombstone(session: Session, ident: str) -> Tombstone | None:
 # --- members --------------------------------------------------------------------------------------
 
 LAST_OWNER = "a group must keep at least one owner"
-
-
-def members_page(session: Session, group: Namespace, query: str | None, offset: int, limit: int):
-    return members.membership_page(session, GroupMember, GroupMember.namespace_id == group.id, query, offset, limit)
 
 
 def find_member(session: Session, group: Namespace, user_id: int) -> GroupMember | None:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 
-from sqlalchemy import BigInteger, Integer, bindparam, func, select
+from sqlalchemy import Integer, bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, contains_eager, joinedload
 
 from ..db.models import Project, ProjectMember, User, is_id
-from ..db.queries import counted_page, like_pattern, matches_pattern, matches_text
+from ..db.queries import counted_page, like_pattern, matches_pattern, matches_text, page_statements
+from ..db.queries import read_page as read_page_of
 from ..errors import Forbidden, NotFound, RecordNotFound
 from ..policies import projects as policy
 from . import events, users
@@ -47,45 +48,46 @@ def page(session: Session, project: Project, query: str | None, offset: int, lim
     return membership_page(session, ProjectMember, ProjectMember.project_id == project.id, query, offset, limit)
 
 
-# --- the read path: GET requests, no session (`Database.loop_all`: on PostgreSQL the round trip
-# does not hold the loop) ----------------------------------------------------------------------------
+# --- the read path: GET requests, no session ------------------------------------------------------
 
-_MEMBER_COLUMNS = (User.id, User.username, User.email, User.name, User.state, User.created_at, ProjectMember.access_level)
-_MEMBERS = ProjectMember.__table__.join(User.__table__, User.id == ProjectMember.user_id)
-_OF_PROJECT = ProjectMember.project_id == bindparam("project_id", type_=Integer)
-_ONE = select(*_MEMBER_COLUMNS).select_from(_MEMBERS).where(_OF_PROJECT, ProjectMember.user_id == bindparam("user_id", type_=Integer))
+
+def _of(model):
+    """The condition on MODEL (ProjectMember or GroupMember) naming the memberships of `:owner_id`."""
+    return (model.project_id if model is ProjectMember else model.namespace_id) == bindparam("owner_id", type_=Integer)
+
+
+def _member_columns(model) -> tuple:
+    return (User.id, User.username, User.email, User.name, User.state, User.created_at, model.access_level)
 
 
 @functools.cache
-def _page_statements(search: bool):
-    """(count, page) of a project's members, oldest membership first; each row of the page carries
-    the total (a count is needed only past the last page). SEARCH: usernames or names containing
-    `:pattern`."""
-    conditions = [_OF_PROJECT]
+def _page_statements(model, search: bool):
+    """(count, page) of the memberships of one project or group (MODEL), oldest first; SEARCH:
+    usernames or names containing `:pattern`."""
+    conditions = [_of(model)]
     if search:
         conditions.append(matches_pattern("pattern", User.username, User.name))
-    count = select(func.count()).select_from(_MEMBERS).where(*conditions)
-    page = (
-        select(*_MEMBER_COLUMNS, count.correlate(None).scalar_subquery().label("total")).select_from(_MEMBERS).where(*conditions)
-        .order_by(ProjectMember.id).limit(bindparam("limit", type_=Integer))
-        .offset(bindparam("offset", type_=BigInteger))  # a page number up to 2**31 - 1 times 100
-    )  # fmt: skip
-    return count, page
+    source = model.__table__.join(User.__table__, User.id == model.user_id)
+    return page_statements(_member_columns(model), source, conditions, (model.id,))
 
 
-async def read_page(db, project_id: int, query: str | None, offset: int, limit: int) -> tuple[int, list]:
-    """(total, rows of one page) of PROJECT_ID's direct members (`member_entity` renders a row)."""
-    count, page = _page_statements(bool(query))
-    params = {"project_id": project_id, "pattern": like_pattern(query) if query else None, "offset": offset, "limit": limit}
-    rows = await db.loop_all(page, params)
-    if rows:
-        return rows[0].total, rows
-    return ((await db.loop_first(count, params))[0] if offset else 0), rows
+@functools.cache
+def _one_statement(model):
+    source = model.__table__.join(User.__table__, User.id == model.user_id)
+    return select(*_member_columns(model)).select_from(source).where(_of(model), model.user_id == bindparam("user_id", type_=Integer))
 
 
-async def read_one(db, project_id: int, user_id: int):
-    """The row of USER_ID's membership of PROJECT_ID; 404 `404 Not found` when there is none."""
-    row = await db.loop_first(_ONE, {"project_id": project_id, "user_id": user_id}) if is_id(user_id) else None
+async def read_page(db, model, owner_id: int, query: str | None, offset: int, limit: int) -> tuple[int, list]:
+    """(total, rows of one page) of the direct members of project or group OWNER_ID (MODEL:
+    ProjectMember or GroupMember); `member_entity` renders a row."""
+    params = {"owner_id": owner_id, "pattern": like_pattern(query) if query else None, "offset": offset, "limit": limit}
+    return await read_page_of(db, _page_statements(model, bool(query)), params)
+
+
+async def read_one(db, model, owner_id: int, user_id: int):
+    """The row of USER_ID's membership of project or group OWNER_ID; 404 `404 Not found` when none."""
+    params = {"owner_id": owner_id, "user_id": user_id}
+    row = await db.loop_first(_one_statement(model), params) if is_id(user_id) else None
     if row is None:
         raise RecordNotFound()
     return row

@@ -37,7 +37,7 @@ from sqlalchemy.orm import Session, aliased
 
 from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember, Star, User, parse_id
 from ..db.models.base import UtcIsoText
-from ..db.queries import like_pattern, matches_pattern
+from ..db.queries import OFFSET, like_pattern, matches_pattern
 from ..git.refs import INITIAL_BRANCH
 from ..policies import projects as policy
 from . import projects as project_service
@@ -286,8 +286,6 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
     return conditions
 
 
-# The offset is a bigint: a page number up to 2**31 - 1 times 100 overflows PostgreSQL's integer.
-OFFSET = bindparam("offset", type_=BigInteger)
 WINDOW = bindparam("window", type_=BigInteger)  # offset + limit
 # SQLite's member pages ending this far into the list are cut from each branch's first rows
 # (`_member_statements_sqlite`): of 1,500 projects, cheaper up to 300, dearer from 400 on.

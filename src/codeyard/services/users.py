@@ -11,11 +11,11 @@ import functools
 import re
 from typing import Any
 
-from sqlalchemy import BigInteger, Integer, bindparam, func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, is_id, utcnow
-from ..db.queries import like_pattern, matches_pattern
+from ..db.queries import like_pattern, matches_pattern, page_statements, read_page
 from ..errors import Conflict, Invalid, NotFound, RecordNotFound
 from . import settings as settings_service
 from .identity import PERSONAL_PROJECTS, USER_BY_ID_OR_USERNAME, USER_COLUMNS
@@ -202,9 +202,8 @@ def tombstone(session: Session, user_id: int) -> Tombstone | None:
 
 @functools.cache
 def _directory_statements(username: bool, text: bool, active_only: bool):
-    """(count, page) of users matching the filters present, oldest first. Each row of the page is
-    a caller's row (`identity.USER_COLUMNS` and `personal_projects`) carrying the total: a count
-    is needed only past the last page."""
+    """(count, page) of users matching the filters present, oldest first. Each row is a caller's
+    row (`identity.USER_COLUMNS` and `personal_projects`)."""
     conditions = []
     if username:
         conditions.append(func.lower(User.username) == bindparam("username"))
@@ -212,29 +211,19 @@ def _directory_statements(username: bool, text: bool, active_only: bool):
         conditions.append(matches_pattern("pattern", User.name, User.email, User.username))
     if active_only:
         conditions.append(User.state == "active")
-    count = select(func.count()).select_from(User).where(*conditions)
-    page = (
-        select(*USER_COLUMNS, PERSONAL_PROJECTS, count.correlate(None).scalar_subquery().label("total")).where(*conditions)
-        .order_by(User.id).limit(bindparam("limit", type_=Integer))
-        .offset(bindparam("offset", type_=BigInteger))  # a page number up to 2**31 - 1 times 100
-    )  # fmt: skip
-    return count, page
+    return page_statements((*USER_COLUMNS, PERSONAL_PROJECTS), User.__table__, conditions, (User.id,))
 
 
 async def read_directory(db, *, text: str | None, username: str | None, active_only: bool, offset: int, limit: int):
     """(total, rows of one page) of the users matching the filters, oldest first; each row renders
     as the caller's does (`caller_can_create_project` applies)."""
-    count, page = _directory_statements(bool(username), bool(text), active_only)
     params = {
         "username": username.lower() if username else None,
         "pattern": like_pattern(text) if text else None,
         "offset": offset,
         "limit": limit,
     }
-    rows = await db.loop_all(page, params)
-    if rows:
-        return rows[0].total, rows
-    return ((await db.loop_first(count, params))[0] if offset else 0), rows
+    return await read_page(db, _directory_statements(bool(username), bool(text), active_only), params)
 
 
 async def read_record(db, user_id: int):

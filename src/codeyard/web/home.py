@@ -181,9 +181,9 @@ def user_page(ctx: Ctx) -> Response:
 
 
 @page("/groups/:group")
-def group_page(ctx: Ctx) -> Response:
-    group = groups.find(ctx.session, ctx.path_params["group"])
-    if group is None or group_policy.READ_GROUP not in groups.abilities(ctx.session, ctx.actor, group):
+async def group_page(ctx: Ctx) -> Response:
+    group, abilities = await groups.read_guarded(ctx.rt.db, ctx.path_params["group"], ctx.actor)
+    if group_policy.READ_GROUP not in abilities:
         raise NotFound()
     return render(ctx, "group.html", group=group, projects=_projects(ctx, GROUP, group_id=group.id))
 

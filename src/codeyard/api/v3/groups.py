@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...db.models import GroupMember
 from ...entities.common import Revoked, iso
 from ...entities.groups import DeletedGroup, Group, GroupDetail
 from ...entities.groups import group as group_entity
@@ -11,7 +12,7 @@ from ...entities.projects import Project
 from ...errors import NotFound
 from ...policies import groups as group_policy
 from ...policies.projects import ACCESS_LEVELS, VISIBILITY_LEVELS
-from ...services import groups, project_reads, projects, users
+from ...services import groups, members, project_reads, projects, users
 from .. import paging
 from ..context import Ctx
 from ..guards import group_guard, load_project
@@ -40,9 +41,9 @@ def create_group(ctx: Ctx) -> Group:
 
 
 @API.get("/groups", paginated=True, params=(Str("search"),), summary="Groups of the caller (all, for admins)")
-def list_groups(ctx: Ctx) -> paging.Page[Group]:
+async def list_groups(ctx: Ctx) -> paging.Page[Group]:
     window = paging.window(ctx)
-    total, found = groups.visible_page(ctx.session, ctx.actor, ctx.args.get("search"), window.offset, window.limit)
+    total, found = await groups.read_visible(ctx.rt.db, ctx.actor, ctx.args.get("search"), window.offset, window.limit)
     return paging.Page([group_entity(row, ctx.view) for row in found], total, window)
 
 
@@ -56,7 +57,7 @@ def get_group(ctx: Ctx) -> GroupDetail:
 
 @API.get("/groups/:id/projects", guards=READ, paginated=True, params=LIST_PARAMS, summary="Projects of a group the caller may read")
 async def list_group_projects(ctx: Ctx) -> paging.Page[Project]:
-    return await listing(ctx, project_reads.GROUP, permissions=False, group_id=ctx.group.id)
+    return await listing(ctx, project_reads.GROUP, permissions=False, group_id=ctx.group_id)
 
 
 @API.post("/groups/:id/projects/:project_id", admin=True, guards=READ, summary="Move a project into the group (admin)")
@@ -77,7 +78,7 @@ def update_group(ctx: Ctx) -> Group:
 
 
 @API.delete("/groups/:id", summary="Delete a group with its projects (owners); a second delete answers 200")
-def delete_group(ctx: Ctx) -> Group | DeletedGroup:
+async def delete_group(ctx: Ctx) -> Group | DeletedGroup:
     ident = ctx.path_params["id"]
     group = groups.find(ctx.session, ident)
     if group is None:
@@ -85,7 +86,7 @@ def delete_group(ctx: Ctx) -> Group | DeletedGroup:
         if tombstone is not None and (ctx.actor.is_admin or tombstone.deleted_by_id == ctx.actor.id):
             return {"id": tombstone.object_id, "path": tombstone.label, "deleted_at": iso(tombstone.deleted_at)}
         raise NotFound("Group")
-    group_guard(group_policy.ADMIN_GROUP)(ctx)
+    await group_guard(group_policy.ADMIN_GROUP)(ctx)
     rendered = group_entity(group, ctx.view)
     groups.delete(ctx.session, ctx.rt, ctx.actor, group)
     return rendered
@@ -103,15 +104,17 @@ def _member(ctx: Ctx, row) -> dict:
 @API.get(
     "/groups/:id/members", guards=READ, paginated=True, params=(Str("query", max_length=255),), summary="Members of a group"
 )
-def list_group_members(ctx: Ctx) -> paging.Page[Member]:
+async def list_group_members(ctx: Ctx) -> paging.Page[Member]:
     window = paging.window(ctx)
-    total, rows = groups.members_page(ctx.session, ctx.group, ctx.args.get("query"), window.offset, window.limit)
-    return paging.Page([_member(ctx, row) for row in rows], total, window)
+    query = ctx.args.get("query")
+    total, rows = await members.read_page(ctx.rt.db, GroupMember, ctx.group_id, query, window.offset, window.limit)
+    return paging.Page([member_entity(row, row.access_level, ctx.view) for row in rows], total, window)
 
 
 @API.get("/groups/:id/members/:user_id", guards=READ, summary="A member of a group")
-def get_group_member(ctx: Ctx) -> Member:
-    return _member(ctx, groups.get_member(ctx.session, ctx.group, ctx.path_int("user_id")))
+async def get_group_member(ctx: Ctx) -> Member:
+    row = await members.read_one(ctx.rt.db, GroupMember, ctx.group_id, ctx.path_int("user_id"))
+    return member_entity(row, row.access_level, ctx.view)
 
 
 @API.post(
