@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+import functools
+
+from sqlalchemy import Integer, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from ..db.models import GroupMember, Namespace, parse_id
-from ..db.queries import counted_page, matches_text
+from ..db.queries import like_pattern, matches_pattern, page_statements, read_page
 
 
-def visible_to(session: Session, actor, search: str | None, offset: int, limit: int):
-    """(total, page) of the namespaces ACTOR may see: all for admins, else their own and their groups'."""
-    query = select(Namespace)
-    if not actor.is_admin:
-        own = (Namespace.owner_id == actor.id) & (Namespace.kind == "user")
-        member_of = Namespace.id.in_(select(GroupMember.namespace_id).where(GroupMember.user_id == actor.id))
-        query = query.where(own | member_of)
+@functools.cache
+def _visible_statements(every: bool, search: bool):
+    """(count, page) of the namespaces the caller (`:user_id`) may see, oldest first: EVERY one (an
+    admin's), else their own and their groups'; SEARCH: paths or names containing `:pattern`."""
+    conditions = []
+    if not every:
+        user_id = bindparam("user_id", type_=Integer)
+        own = (Namespace.owner_id == user_id) & (Namespace.kind == "user")
+        member_of = Namespace.id.in_(select(GroupMember.namespace_id).where(GroupMember.user_id == user_id))
+        conditions.append(own | member_of)
     if search:
-        query = query.where(matches_text(search, Namespace.path, Namespace.name))
-    return counted_page(session, query, offset, limit, Namespace.id)
+        conditions.append(matches_pattern("pattern", Namespace.path, Namespace.name))
+    columns = (Namespace.id, Namespace.path, Namespace.kind, Namespace.name)
+    return page_statements(columns, Namespace.__table__, conditions, (Namespace.id,))
+
+
+async def read_visible(db, actor, search: str | None, offset: int, limit: int) -> tuple[int, list]:
+    """(total, rows of one page) of the namespaces ACTOR may see: all for admins, else their own and
+    their groups' (the read path: no session)."""
+    params = {"user_id": actor.id, "pattern": like_pattern(search) if search else None, "offset": offset, "limit": limit}
+    return await read_page(db, _visible_statements(actor.is_admin, bool(search)), params)
 
 
 def find(session: Session, ident: str) -> Namespace | None:

@@ -11,7 +11,7 @@ from ..registry import API
 
 
 @API.get("/namespaces", paginated=True, summary="Namespaces of the caller (all, for admins)", params=(Str("search"),))
-def list_namespaces(ctx: Ctx) -> paging.Page[Namespace]:
+async def list_namespaces(ctx: Ctx) -> paging.Page[Namespace]:
     window = paging.window(ctx)
-    total, rows = namespaces.visible_to(ctx.session, ctx.actor, ctx.args.get("search"), window.offset, window.limit)
+    total, rows = await namespaces.read_visible(ctx.rt.db, ctx.actor, ctx.args.get("search"), window.offset, window.limit)
     return paging.Page([namespace(row) for row in rows], total, window)
