@@ -69,23 +69,23 @@ class LoopReads:
 
 
 async def _first(connection, prepared, params: dict):
-    cursor = connection.cursor()
-    try:
-        await cursor.execute(prepared.sql, prepared.parameters(params))
-        row = await cursor.fetchone()
-    finally:
-        await cursor.close()
+    row = await _fetch(connection, prepared, params, lambda cursor: cursor.fetchone())
     return None if row is None else prepared.row(row)
 
 
 async def _all(connection, prepared, params: dict) -> list:
+    rows = await _fetch(connection, prepared, params, lambda cursor: cursor.fetchall())
+    return [prepared.row(row) for row in rows]
+
+
+async def _fetch(connection, prepared, params: dict, take):
+    """TAKE(cursor)'s result (awaited) once PREPARED ran with PARAMS."""
     cursor = connection.cursor()
     try:
         await cursor.execute(prepared.sql, prepared.parameters(params))
-        rows = await cursor.fetchall()
+        return await take(cursor)
     finally:
         await cursor.close()
-    return [prepared.row(row) for row in rows]
 
 
 class _Pool:
