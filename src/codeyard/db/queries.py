@@ -32,7 +32,6 @@ def counted_page(session: Session, query: Select, offset: int, limit: int, *orde
     return total, list(rows)
 
 
-
 # The offset is a bigint: a page number up to 2**31 - 1 times 100 overflows PostgreSQL's integer.
 LIMIT, OFFSET = bindparam("limit", type_=Integer), bindparam("offset", type_=BigInteger)
 
