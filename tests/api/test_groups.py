@@ -63,14 +63,19 @@ def test_list_and_search(api, alice, users, projects, admin, rt):
         assert response.headers["x-total"] == total and counter.count == 0 and len(counter.fast_reads) == reads
 
 
-def test_get_group_with_its_readable_projects(api, alice, users, projects):
+def test_get_group_with_its_readable_projects(api, alice, users, projects, admin, rt):
     bob = users.create("bob")
     team = projects.group(alice, "team", visibility=20)
     public = projects.create(alice, group=team, name="open", visibility=20)
     projects.create(alice, group=team, name="closed")
     body = api.as_(bob).get("/groups/team").json()
     assert body["path"] == "team" and [p["id"] for p in body["projects"]] == [public.id]
-    assert len(api.as_(alice).get(f"/groups/{team.id}").json()["projects"]) == 2
+    with QueryCounter(rt) as counter:  # the read path: the guard's statement and the projects'
+        assert len(api.as_(alice).get(f"/groups/{team.id}").json()["projects"]) == 2
+    assert counter.count == 0 and len(counter.fast_reads) == 2, (counter.statements, counter.fast_reads)
+    assert len(api.as_(admin).get("/groups/team").json()["projects"]) == 2
+    external = api.as_(users.create("ext", external=True)).get("/groups/team").json()
+    assert [p["id"] for p in external["projects"]] == [public.id]
     assert api.as_(alice).get("/groups/TEAM").status_code == 200
 
 

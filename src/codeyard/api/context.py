@@ -44,6 +44,7 @@ class Ctx:
         self.access = None  # the caller's access to that project, set by the same guard
         self._project = None
         self.group_id: int | None = None  # a group a guard found, with the caller's abilities on it
+        self.group_row = None  # the guard's row of it: the group entity's columns (`group` loads the model)
         self._group = None
         self.group_abilities: frozenset[str] = frozenset()
         self.runner = None  # the runner a runner-protocol request authenticated as (api/ci.py)

@@ -133,12 +133,6 @@ async def read_visible(db, user, search: str | None, offset: int, limit: int) ->
     return await read_page(db, _visible_statements(user.is_admin, bool(search)), params)
 
 
-def readable_project_ids(session: Session, user, group: Namespace) -> list[int]:
-    """Ids of the group's projects USER may read, in id order."""
-    query = select(Project.id).where(Project.namespace_id == group.id, Project.id.in_(projects.visible(user)))
-    return list(session.scalars(query.order_by(Project.id)))
-
-
 # --- changing -------------------------------------------------------------------------------------
 
 

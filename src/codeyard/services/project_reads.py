@@ -264,6 +264,20 @@ def open_to_caller():
     )
 
 
+_IN_GROUP = Project.namespace_id == bindparam("group_id", type_=Integer)
+GROUP_ROWS = {  # by whether the caller reads every project (an admin)
+    True: _entity_select().where(_IN_GROUP).order_by(Project.id),
+    False: _entity_select().where(_IN_GROUP, open_to_caller()).order_by(Project.id),
+}
+
+
+def group_rows(db, user, group_id: int) -> list:
+    """Entity rows of the projects of group GROUP_ID that USER may read, in id order: one statement on
+    the fast path, for a thread beside the event loop as a page's (`Database.fast_all_at_once`)."""
+    params = {"group_id": group_id, "user_id": user.id, "min_level": policy.PUBLIC if user.external else policy.INTERNAL}
+    return db.fast_all_at_once(GROUP_ROWS[bool(user.is_admin)], params)
+
+
 def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool, visibility: bool) -> list:
     """The WHERE conditions on projects (and their namespace when SEARCH) of one shape of list."""
     conditions = []
@@ -272,7 +286,7 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
     elif scope == STARRED:
         conditions.append(Project.id.in_(project_service.starred(USER_ID)))
     elif scope == GROUP:
-        conditions.append(Project.namespace_id == bindparam("group_id", type_=Integer))
+        conditions.append(_IN_GROUP)
     elif scope == SEARCH:
         conditions.append(matches_pattern("name_pattern", Project.name))
     if open_only:
