@@ -54,3 +54,9 @@ def test_lists_ask_administers_once_per_standing():
             answers = [administers(row) for row in ordered]
             assert answers == [project_reads.administers(user, row) for row in ordered], user
         assert any(expected) == (user is not None and user.state == "active"), user
+
+
+def test_lowest_open_level():
+    assert policy.lowest_open_level(None) == policy.PUBLIC
+    assert policy.lowest_open_level(SimpleNamespace(external=True)) == policy.PUBLIC
+    assert policy.lowest_open_level(SimpleNamespace(external=False)) == policy.INTERNAL

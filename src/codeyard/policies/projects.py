@@ -205,3 +205,8 @@ def anonymous_access(project) -> Access:
 def visible_levels_for(user) -> tuple[int, ...]:
     """Visibility levels a signed-in non-member may read (public; internal unless external)."""
     return (PUBLIC,) if user.external else (INTERNAL, PUBLIC)
+
+
+def lowest_open_level(user) -> int:
+    """The lowest visibility level USER (None: anonymous) reads without being a member."""
+    return PUBLIC if user is None else min(visible_levels_for(user))

@@ -13,7 +13,7 @@ from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, is_id
 from ..db.queries import like_pattern, matches_pattern, page_statements, read_page
 from ..errors import Conflict, Forbidden, Invalid, NotFound, RecordNotFound
 from ..policies import groups as group_policy
-from ..policies.projects import INTERNAL, PUBLIC
+from ..policies.projects import lowest_open_level
 from . import project_reads, projects, users
 from . import settings as settings_service
 from .naming import format_errors
@@ -110,7 +110,7 @@ async def read_guarded(db, ident: str, user) -> tuple[Any, frozenset[str]]:
     found = group_policy.group_abilities(user, row, row.member_level)
     if group_policy.READ_GROUP in found or user is None:
         return row, found
-    params = {"group_id": row.id, "user_id": user.id, "min_level": PUBLIC if user.external else INTERNAL}
+    params = {"group_id": row.id, "user_id": user.id, "min_level": lowest_open_level(user)}
     sees = await db.loop_first(_SEES_A_PROJECT, params)
     return row, group_policy.group_abilities(user, row, row.member_level, sees_a_project=sees is not None)
 

@@ -274,7 +274,7 @@ GROUP_ROWS = {  # by whether the caller reads every project (an admin)
 def group_rows(db, user, group_id: int) -> list:
     """Entity rows of the projects of group GROUP_ID that USER may read, in id order: one statement on
     the fast path, for a thread beside the event loop as a page's (`Database.fast_all_at_once`)."""
-    params = {"group_id": group_id, "user_id": user.id, "min_level": policy.PUBLIC if user.external else policy.INTERNAL}
+    params = {"group_id": group_id, "user_id": user.id, "min_level": policy.lowest_open_level(user)}
     return db.fast_all_at_once(GROUP_ROWS[bool(user.is_admin)], params)
 
 
@@ -471,7 +471,7 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
     )  # fmt: skip
     params = {
         "user_id": user.id,
-        "min_level": policy.PUBLIC if user.external else policy.INTERNAL,
+        "min_level": policy.lowest_open_level(user),
         "group_id": query.group_id,
         "archived": filters.archived,
         "pattern": like_pattern(filters.search) if filters.search else None,

@@ -73,9 +73,9 @@ def _list_statement(scope: str, viewer: str):
 
 def _projects(ctx: Ctx, scope: str, **params) -> list:
     actor = ctx.actor
-    min_level = min(policy.visible_levels_for(actor)) if actor is not None else PUBLIC
     statement = _list_statement(scope, _viewer(actor))
-    return ctx.rt.db.fast_all(statement, {"user_id": actor.id if actor else None, "min_level": min_level, **params})
+    params = {"user_id": actor.id if actor else None, "min_level": policy.lowest_open_level(actor), **params}
+    return ctx.rt.db.fast_all(statement, params)
 
 
 _author = aliased(User, name="author")
