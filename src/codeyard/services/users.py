@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, User, is_id, utcnow
+from ..db.models import OWNER, GroupMember, Namespace, Tombstone, User, is_id, utcnow
 from ..db.queries import like_pattern, matches_pattern, page_statements, read_page
 from ..errors import Conflict, Invalid, NotFound, RecordNotFound
 from . import settings as settings_service
@@ -241,26 +241,8 @@ def caller_can_create_project(caller) -> bool:
 
 def can_create_project(session: Session, user) -> bool:
     """Whether the user's personal project limit leaves room for one more."""
-    return can_create_projects(session, [user])[user.id]
-
-
-def can_create_projects(session: Session, some_users) -> dict[int, bool]:
-    """`can_create_project` for several users in one query."""
-    counts = personal_project_counts(session, [user.id for user in some_users])
-    return {user.id: user.projects_limit > counts.get(user.id, 0) for user in some_users}
-
-
-def personal_project_counts(session: Session, user_ids: list[int]) -> dict[int, int]:
-    """Projects in each user's personal namespace, in one query."""
-    if not user_ids:
-        return {}
-    rows = session.execute(
-        select(Namespace.owner_id, func.count(Project.id))
-        .join(Project, Project.namespace_id == Namespace.id)
-        .where(Namespace.owner_id.in_(user_ids), Namespace.kind == USER_KIND)
-        .group_by(Namespace.owner_id)
-    )
-    return dict(rows.all())
+    personal = session.scalar(select(PERSONAL_PROJECTS).where(User.id == user.id))
+    return user.projects_limit > personal
 
 
 def record_sign_in(user: User, now: dt.datetime | None = None) -> None:
