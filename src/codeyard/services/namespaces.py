@@ -7,8 +7,9 @@ import functools
 from sqlalchemy import Integer, bindparam, func, select
 from sqlalchemy.orm import Session
 
-from ..db.models import GroupMember, Namespace, parse_id
+from ..db.models import Namespace, parse_id
 from ..db.queries import like_pattern, matches_pattern, page_statements, read_page
+from .projects import member_namespaces
 
 
 @functools.cache
@@ -17,10 +18,7 @@ def _visible_statements(every: bool, search: bool):
     admin's), else their own and their groups'; SEARCH: paths or names containing `:pattern`."""
     conditions = []
     if not every:
-        user_id = bindparam("user_id", type_=Integer)
-        own = (Namespace.owner_id == user_id) & (Namespace.kind == "user")
-        member_of = Namespace.id.in_(select(GroupMember.namespace_id).where(GroupMember.user_id == user_id))
-        conditions.append(own | member_of)
+        conditions.append(Namespace.id.in_(member_namespaces(bindparam("user_id", type_=Integer))))
     if search:
         conditions.append(matches_pattern("pattern", Namespace.path, Namespace.name))
     columns = (Namespace.id, Namespace.path, Namespace.kind, Namespace.name)
