@@ -43,10 +43,9 @@ class Ctx:
         self.project_id: int | None = None  # the project a guard found and checked (`project` loads its row)
         self.access = None  # the caller's access to that project, set by the same guard
         self._project = None
-        self.group_id: int | None = None  # a group a guard found, with the caller's abilities on it
-        self.group_row = None  # the guard's row of it: the group entity's columns (`group` loads the model)
+        self.group_row = None  # a group a guard found (the group entity's columns; `group` loads the model)
         self._group = None
-        self.group_abilities: frozenset[str] = frozenset()
+        self.group_abilities: frozenset[str] = frozenset()  # the caller's on that group, set by the same guard
         self.runner = None  # the runner a runner-protocol request authenticated as (api/ci.py)
         self._session: Session | None = None
         self._closers: list = []
@@ -126,6 +125,10 @@ class Ctx:
             if self._project is None:
                 raise NotFound("Project")
         return self._project
+
+    @property
+    def group_id(self) -> int | None:
+        return None if self.group_row is None else self.group_row.id
 
     @property
     def group(self) -> Namespace | None:

@@ -79,7 +79,7 @@ def group_guard(*abilities: str):
             raise NotFound("Group")
         if not all(ability in found for ability in abilities):
             raise Forbidden()
-        ctx.group_id, ctx.group_row, ctx.group_abilities = row.id, row, found
+        ctx.group_row, ctx.group_abilities = row, found
 
     guard.__name__ = "group_needs_" + ("_and_".join(abilities) or "read")
     return guard
