@@ -132,14 +132,18 @@ def test_pagination(api, users, projects):
     assert api.as_(alice).get("/projects", params={"page": 2, "search": "p3"}).headers["x-total"] == "1"
 
 
-@pytest.mark.parametrize("first_rows", [project_reads.FIRST_ROWS, 0])
+@pytest.mark.parametrize("first_rows, walk_rows", [(project_reads.FIRST_ROWS, project_reads.WALK_ROWS), (0, 0), (0, 10**6)])
 @pytest.mark.parametrize("order", [("created_at", "desc"), ("name", "asc"), ("id", "asc")])
-def test_member_pages_walk_both_ways_of_membership(api, users, projects, monkeypatch, order, first_rows):
+def test_member_pages_walk_both_ways_of_membership(api, users, projects, monkeypatch, order, first_rows, walk_rows):
     """The caller's projects come from their namespaces and from direct memberships, some reached
-    both ways: every page, at every offset, is the next slice of one order, each project once,
-    whichever way SQLite cuts the page (FIRST_ROWS 0: every page from the whole list)."""
+    both ways, between projects of others: every page, at every offset, is the next slice of one
+    order, each project once, whichever way the page is cut: SQLite from each branch's first rows
+    or (FIRST_ROWS 0) from the whole list; PostgreSQL by a walk along the order (as far as
+    WALK_ROWS lets it: a million, always) or by gathering (WALK_ROWS 0)."""
     monkeypatch.setattr(project_reads, "FIRST_ROWS", first_rows)
+    monkeypatch.setattr(project_reads, "WALK_ROWS", walk_rows)
     alice, bob = users.create("alice", projects_limit=100), users.create("bob", projects_limit=100)
+    carol = users.create("carol", projects_limit=100)
     team = projects.group(bob, "team")
     projects.add_group_member(team, alice, DEVELOPER)
     made = []
@@ -150,6 +154,8 @@ def test_member_pages_walk_both_ways_of_membership(api, users, projects, monkeyp
             projects.add_member(project, alice, DEVELOPER)  # a group project she is also a member of
         elif owner is bob and group is None:
             projects.add_member(project, alice, DEVELOPER)
+        if i % 4 == 0:  # others' projects between hers, in every order: a walk reads past them
+            projects.create(carol, name=f"p{i}{'z' if i else ''}", visibility=20)
     for params in ({"order_by": order[0], "sort": order[1]}, {"order_by": order[0], "sort": order[1], "search": "p"}):
         whole = ids(api.as_(alice).get("/projects", params={**params, "per_page": 100}))
         assert sorted(whole) == sorted(p.id for p in made)

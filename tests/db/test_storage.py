@@ -114,8 +114,8 @@ def test_fast_path_reads_project_rows_as_the_session_does(rt, users, projects):
         params = {"ids": ids, "user_id": alice.id}
         slow = [tuple(row) for row in session.execute(project_reads.BY_IDS, params)]
     assert [tuple(row) for row in rt.db.fast_all(project_reads.BY_ID, {"id": ids[1], "user_id": alice.id})] == [slow[1]]
-    statements = project_reads._page_statements("member", False, False, False, False, (("id", "asc"),), 2)
-    page = rt.db.fast_all(statements[1], {"user_id": alice.id, "offset": 1})
+    statements = project_reads._page_statements("member", False, False, False, False, (("id", "asc"),), 2, rt.db.is_sqlite)
+    page = rt.db.fast_all(statements[1], {"user_id": alice.id, "offset": 1, "window": 3, "walk_budget": 30})
     # The caller's own projects: each row carries the total after the entity's columns.
     assert [tuple(row)[:-1] for row in page] == slow[1:3] and [row.total for row in page] == [3, 3]
     assert rt.db.fast_first(statements[0], {"user_id": alice.id}) == (3,)
@@ -133,7 +133,7 @@ def test_rows_read_at_once_are_the_rows_read_one_by_one(rt, users, projects):
         session.commit()
     for order in ((("id", "asc"),), (("name", "desc"), ("id", "desc"))):
         statements = project_reads._page_statements("member", False, False, False, False, order, 3, rt.db.is_sqlite)
-        params = {"user_id": alice.id, "offset": 0, "window": 3}
+        params = {"user_id": alice.id, "offset": 0, "window": 3, "walk_budget": 30}
         one_by_one = rt.db.fast_all(statements[1], params)
         at_once = rt.db.fast_all_at_once(statements[1], params)
         assert at_once == one_by_one and len(at_once) == 3
@@ -179,6 +179,44 @@ def test_postgresql_writes_the_api_s_timestamps_whatever_the_date_style(rt, user
             assert rt.db.fast_first(as_text, {"id": project_id})[0] == "2016-01-04T15:31:46.176Z", style
     finally:
         cursor.execute("RESET DateStyle")
+
+
+@pytest.mark.parametrize("walk_rows", [project_reads.WALK_ROWS, 0])
+@pytest.mark.parametrize("per_page", [2, 10])
+def test_postgresql_gathers_the_callers_projects_only_when_a_walk_falls_short(rt, users, projects, walk_rows, per_page):
+    """A member page in an indexed order is walked to along it (past others' projects), also when the
+    caller has fewer projects than it holds; the branches gathering every project of the caller's
+    run only when the walk found too few (WALK_ROWS 0)."""
+    if rt.db.is_sqlite:
+        pytest.skip("PostgreSQL only")
+    alice, bob = users.create("alice", projects_limit=100), users.create("bob")
+    mine = [projects.create(alice, name=f"a{i}").id for i in range(6)]
+    projects.create(bob, name="newest")
+    order = (("created_at", "desc"), ("id", "desc"))
+    statement = project_reads._page_statements("member", False, False, False, False, order, per_page)[1]
+    prepared = rt.db.prepared(statement)
+    params = {"user_id": alice.id, "offset": 0, "window": per_page, "walk_budget": per_page * walk_rows}
+    params = prepared.parameters(params)
+    cursor = rt.db._fast_connection().cursor()
+    cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + prepared.sql, params)
+    gates = [node for node in _plan_nodes(cursor.fetchone()[0][0]["Plan"]) if "One-Time Filter" in node]
+    ran = {(node["One-Time Filter"].split()[1], _gated(node)["Actual Loops"] > 0) for node in gates}
+    walked = walk_rows > 0
+    assert len(gates) == 3 and ran == {(">=", walked), ("<", not walked)}, ran
+    cursor.execute(prepared.sql, params)
+    assert [row[0] for row in cursor.fetchall()] == mine[::-1][:per_page]
+
+
+def _gated(node: dict) -> dict:
+    """The node a one-time filter runs or not (beside the initplans computing the condition)."""
+    (gated,) = (child for child in node["Plans"] if child["Parent Relationship"] == "Outer")
+    return gated
+
+
+def _plan_nodes(node: dict):
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _plan_nodes(child)
 
 
 def test_timestamps_in_other_sqlite_forms_are_read_too():
