@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Boolean, bindparam, inspect, select, type_coerce, update
+from sqlalchemy import Boolean, Integer, bindparam, inspect, literal_column, select, type_coerce, update
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from codeyard.db import migrate
@@ -120,6 +120,17 @@ def test_fast_path_reads_project_rows_as_the_session_does(rt, users, projects):
     assert [tuple(row)[:-1] for row in page] == slow[1:3] and [row.total for row in page] == [3, 3]
     assert rt.db.fast_first(statements[0], {"user_id": alice.id}) == (3,)
     assert page[0].created_at.endswith("Z") and page[0].tag_list == [] and page[0].archived is False
+
+
+def test_fast_path_statements_keep_percent_signs_and_repeated_parameters(rt):
+    """On PostgreSQL a fast statement is sent with PostgreSQL's own placeholders (`$1`): a parameter
+    used twice is one placeholder, and the % SQLAlchemy doubled for psycopg's placeholders is one %."""
+    a, b = bindparam("a", type_=Integer), bindparam("b", type_=Integer)
+    statement = select(literal_column("'100%'").label("text"), (a % 7).label("rest"), (a - b).label("difference"), a.label("a"))
+    assert tuple(rt.db.fast_first(statement, {"a": 23, "b": 3})) == ("100%", 2, 20, 23)
+    if not rt.db.is_sqlite:
+        sql = rt.db.prepared(statement).sql
+        assert "%%" not in sql and "%(" not in sql and sql.count("$1") == 3, sql
 
 
 def test_rows_read_at_once_are_the_rows_read_one_by_one(rt, users, projects):

@@ -15,6 +15,7 @@ query itself (docs/ARCHITECTURE.md has the figures). A statement given to them m
 from __future__ import annotations
 
 import itertools
+import re
 import sqlite3
 import threading
 from collections import namedtuple
@@ -23,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import orjson
+import psycopg
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.engine.processors import int_to_boolean
@@ -222,6 +224,8 @@ class Database:
             if not self.is_sqlite:
                 # Outside any transaction, so that it never holds locks or an old snapshot.
                 connection.driver_connection.autocommit = True
+                # Its statements (`Prepared`) are written with PostgreSQL's own placeholders.
+                connection.driver_connection.cursor_factory = psycopg.RawCursor
             # Never back to the pool (closed when its thread's copy goes): a pooled connection left
             # in autocommit would make a later session's transaction commit statement by statement.
             connection.detach()
@@ -316,6 +320,9 @@ class Prepared:
             name: bind.type.dialect_impl(dialect).bind_processor(dialect) for bind, name in compiled.bind_names.items()
         }
         self.bind_names = list(compiled.positiontup) if compiled.positional else list(self.bind_processors)
+        if dialect.name == "postgresql":
+            self.sql, self.bind_names = native_placeholders(self.sql)
+            self.positional = True
         binds = {name: bind for bind, name in compiled.bind_names.items()}
         # (name, key, default, required, processor) of every bind in order: what construct_params
         # would look up, without its general machinery (none of these statements uses callables
@@ -393,6 +400,27 @@ class Prepared:
             return cursor.rowcount
         finally:
             cursor.close()
+
+
+_PYFORMAT = re.compile(r"%%|%\(([^)]+)\)s")
+
+
+def native_placeholders(sql: str) -> tuple[str, list[str]]:
+    """(SQL with psycopg's `%(name)s` placeholders written as PostgreSQL's own `$1`..., the names in
+    their order), for psycopg's raw cursors, which send a statement as it is. A psycopg Cursor
+    rewrites every statement longer than 4 KiB on every execution (it caches only shorter ones):
+    for the page of a project list (6.5 KiB) that was 0.1-0.2 ms of the server's CPU."""
+    names: list[str] = []
+
+    def placeholder(match) -> str:
+        name = match.group(1)
+        if name is None:
+            return "%"  # SQLAlchemy doubled a literal % for pyformat
+        if name not in names:
+            names.append(name)
+        return f"${names.index(name) + 1}"
+
+    return _PYFORMAT.sub(placeholder, sql), names
 
 
 def _row_maker(row_type, processors: list):

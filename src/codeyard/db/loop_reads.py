@@ -148,7 +148,8 @@ class _Pool:
 
         self._opened += 1
         try:
-            return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+            # Statements come written with PostgreSQL's own placeholders (`engine.Prepared`).
+            return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True, cursor_factory=psycopg.AsyncRawCursor)
         except BaseException:
             self._opened -= 1
             raise
