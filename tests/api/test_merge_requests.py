@@ -6,10 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from codeyard.db.models import Event, MergeRequest
+from codeyard.db.models import Event, MergeRequest, Note
 from codeyard.git import diffs
 
-from ..support import WorkingCopy, make_team
+from ..support import QueryCounter, WorkingCopy, make_team
 
 FIELDS = {
     "id", "iid", "project_id", "title", "description", "state", "created_at", "updated_at", "target_branch",
@@ -73,6 +73,46 @@ def test_iids_count_per_target_and_list_filters(api, team, rt, tmp_path):
     assert api.as_(dev).get(base, params={"state": "bogus"}).status_code == 400
     paged = api.as_(dev).get(base, params={"per_page": 1, "page": 2})
     assert [mr["iid"] for mr in paged.json()] == [1] and paged.headers["x-total"] == "2"
+
+
+def test_the_list_reads_each_request_as_the_request_itself_reads(api, rt, team, projects):
+    """The list's read path (one statement, no session) gives each request's entity as GET of the one
+    request gives it: authors and assignees (or none), votes, work in progress, labels, states; a
+    page costs the same statements whatever its size."""
+    project, dev, master = team.project, team.user("developer"), team.user("master")
+    elsewhere = projects.create(dev, name="elsewhere")  # its request is never listed here
+    base = f"/projects/{project.id}/merge_requests"
+    cases = [  # title, state, author, assignee, labels
+        ("WIP: one", "opened", dev.id, master.id, ["a", "b"]), ("[wip] two", "reopened", None, None, []),
+        ("three", "closed", master.id, dev.id, []), ("four", "merged", dev.id, None, ["x"]),
+        ("five", "locked", master.id, master.id, []),
+    ]  # fmt: skip
+    with rt.db.transaction() as session:
+        for iid, (title, state, author, assignee, labels) in enumerate(cases, start=1):
+            mr = MergeRequest(iid=iid, target_project_id=project.id, source_project_id=project.id, source_branch=f"b{iid}",
+                              target_branch="master", title=title, description=None if iid % 2 else "why", state=state,
+                              author_id=author, assignee_id=assignee, labels=labels, merge_status="can_be_merged")  # fmt: skip
+            session.add(mr)
+            session.flush()
+            for text in (":+1:", " :+1: ", ":-1:", "+1", "fine")[: iid + 1]:
+                session.add(Note(project_id=project.id, merge_request_id=mr.id, author_id=dev.id, note=text))
+        session.add(MergeRequest(iid=1, target_project_id=elsewhere.id, source_project_id=elsewhere.id, source_branch="o",
+                                 target_branch="master", title="o", state="opened", author_id=dev.id))  # fmt: skip
+    for params, iids in (({}, [5, 4, 3, 2, 1]), ({"state": "opened"}, [2, 1]), ({"state": "closed"}, [3]),
+                         ({"state": "merged"}, [4]), ({"order_by": "updated_at", "sort": "asc"}, [1, 2, 3, 4, 5])):  # fmt: skip
+        listed = api.as_(team.user("guest")).get(base, params=params)
+        assert [mr["iid"] for mr in listed.json()] == iids and listed.headers["x-total"] == str(len(iids)), params
+        for entity in listed.json():
+            assert entity == api.as_(dev).get(f"{base}/{entity['id']}").json(), entity["title"]
+    first = api.as_(dev).get(base, params={"sort": "asc", "per_page": 1}).json()[0]
+    assert (first["upvotes"], first["downvotes"], first["work_in_progress"], first["author"]["id"]) == (2, 0, True, dev.id)
+    reads = []
+    for per_page in (1, 5):
+        with QueryCounter(rt) as counter:
+            assert len(api.as_(dev).get(base, params={"per_page": per_page}).json()) == per_page
+        assert counter.count == 0, counter.statements
+        reads.append(len(counter.fast_reads))
+    assert reads[0] == reads[1] == 2  # the project (the guard) and the page
 
 
 def test_validation(api, team, rt):

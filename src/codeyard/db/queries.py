@@ -3,8 +3,10 @@ session, or on the read path: `page_statements` built once, `read_page` awaited 
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, ColumnElement, Integer, Select, bindparam, func, or_, select
+from sqlalchemy import BigInteger, ColumnElement, Integer, Select, bindparam, func, or_, select, type_coerce
 from sqlalchemy.orm import Session
+
+from .models.base import UtcIsoText
 
 
 def matches_text(text: str, *columns) -> ColumnElement[bool]:
@@ -23,6 +25,12 @@ def like_pattern(text: str) -> str:
 def matches_pattern(param: str, *columns) -> ColumnElement[bool]:
     """`matches_text` for a statement built once: the `like_pattern` is the bound parameter PARAM."""
     return or_(*(func.lower(column).like(bindparam(param), escape="/") for column in columns))
+
+
+def api_text(column, name: str):
+    """A timestamp column read as the API's text, labelled NAME: no datetime is built (on
+    PostgreSQL the server writes it, `UtcIsoText`)."""
+    return type_coerce(column, UtcIsoText()).label(name)
 
 
 def counted_page(session: Session, query: Select, offset: int, limit: int, *order_by) -> tuple[int, list]:

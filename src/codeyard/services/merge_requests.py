@@ -7,6 +7,7 @@ Votes are `:+1:` / `:-1:` comments.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,9 +15,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import Integer, and_, bindparam, func, or_, select
+from sqlalchemy import Integer, String, and_, bindparam, func, or_, select
 from sqlalchemy import update as update_rows
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session, aliased, joinedload
 
 from ..db.models import ForkLink, MergeRequest, Note, Project, User, is_id, utcnow
 from ..db.models.ci import SUCCESS
@@ -26,11 +27,13 @@ from ..db.models.merge_requests import (
     CLOSED,
     LOCKED,
     MERGED,
+    OPEN_STATES,
     OPENED,
     REOPENED,
     UNCHECKED,
 )  # fmt: skip
-from ..db.queries import counted_page
+from ..db.queries import api_text, counted_page, page_statements
+from ..db.queries import read_page as read_page_of
 from ..entities import merge_request_hooks as hook_entities
 from ..entities.common import View
 from ..errors import (
@@ -100,6 +103,58 @@ def page(session: Session, project: Project, *, state: str | None, iids: list[in
     )
     query = query.options(joinedload(MergeRequest.author), joinedload(MergeRequest.assignee))
     return counted_page(session, query, offset, limit, *order)
+
+
+# --- the read path: a page of the list, no session ------------------------------------------------
+
+_AUTHOR, _ASSIGNEE = aliased(User, name="author"), aliased(User, name="assignee")
+
+
+def _contact_columns(user, prefix: str) -> tuple:
+    """The columns of a user's contact form (`entities.users.contact`), each named PREFIX + name."""
+    names = ("id", "username", "email", "name", "state")
+    return (*(getattr(user, name).label(prefix + name) for name in names), api_text(user.created_at, prefix + "created_at"))
+
+
+def _votes(text: str):
+    """The number of the request's comments that are TEXT (a vote), leading and trailing blanks aside."""
+    return select(func.count()).where(Note.merge_request_id == MergeRequest.id, func.trim(Note.note) == text).scalar_subquery()
+
+
+_LIST_COLUMNS = (
+    MergeRequest.id, MergeRequest.iid, MergeRequest.target_project_id, MergeRequest.source_project_id,
+    MergeRequest.title, MergeRequest.description, MergeRequest.state, MergeRequest.target_branch,
+    MergeRequest.source_branch, MergeRequest.labels, MergeRequest.merge_when_build_succeeds, MergeRequest.merge_status,
+    api_text(MergeRequest.created_at, "created_at"), api_text(MergeRequest.updated_at, "updated_at"),
+    *_contact_columns(_AUTHOR, "author_"), *_contact_columns(_ASSIGNEE, "assignee_"),
+    _votes(UPVOTE).label("upvotes"), _votes(DOWNVOTE).label("downvotes"),
+)  # fmt: skip
+
+
+@functools.cache
+def _page_statements(state: str | None, order_by: str, sort: str):
+    """(count, page) of one project's requests in STATE (any when None), in ORDER_BY then id, SORT."""
+    conditions = [MergeRequest.target_project_id == bindparam("project_id", type_=Integer)]
+    if state == OPENED:  # `MergeRequest.open`, without IN's list parameter (the fast path binds none)
+        conditions.append(or_(*(MergeRequest.state == each for each in OPEN_STATES)))
+    elif state is not None:
+        conditions.append(MergeRequest.state == bindparam("state", type_=String))
+    column = MergeRequest.updated_at if order_by == "updated_at" else MergeRequest.created_at
+    order = (column.asc(), MergeRequest.id.asc()) if sort == "asc" else (column.desc(), MergeRequest.id.desc())
+    source = (
+        MergeRequest.__table__.outerjoin(_AUTHOR, _AUTHOR.id == MergeRequest.author_id)
+        .outerjoin(_ASSIGNEE, _ASSIGNEE.id == MergeRequest.assignee_id)
+    )  # fmt: skip
+    return page_statements(_LIST_COLUMNS, source, conditions, order)
+
+
+async def read_page(db, project_id: int, *, state: str | None, order_by: str, sort: str, offset: int,
+                    limit: int) -> tuple[int, list]:  # fmt: skip
+    """`page` without a session and without an iid filter: (total, rows of one page), each row the
+    request's columns, its author's and assignee's, and its votes (`entities.listed_merge_request`)."""
+    state = state if state in (OPENED, CLOSED, MERGED) else None
+    params = {"project_id": project_id, "state": state, "offset": offset, "limit": limit}
+    return await read_page_of(db, _page_statements(state, order_by, sort), params)
 
 
 def votes(session: Session, mr_ids: list[int]) -> dict[int, tuple[int, int]]:

@@ -31,14 +31,12 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
-    type_coerce,
     union_all,
 )
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember, Star, User, parse_id
-from ..db.models.base import UtcIsoText
-from ..db.queries import OFFSET, like_pattern, matches_pattern
+from ..db.queries import OFFSET, api_text, like_pattern, matches_pattern
 from ..git.refs import INITIAL_BRANCH
 from ..policies import projects as policy
 from . import projects as project_service
@@ -57,11 +55,6 @@ _fork = aliased(ForkLink, name="fork")
 USER_ID = bindparam("user_id", type_=Integer)
 
 
-def _text(column, name: str):
-    """A timestamp column read as the API's text (no datetime is built)."""
-    return type_coerce(column, UtcIsoText()).label(name)
-
-
 def _columns(project, forks_count):
     """The entity's columns, PROJECT being `Project` or an alias of a page of its rows."""
     return (
@@ -70,13 +63,13 @@ def _columns(project, forks_count):
         project.visibility_level, project.issues_enabled, project.merge_requests_enabled, project.builds_enabled,
         project.wiki_enabled, project.snippets_enabled, project.shared_runners_enabled, project.public_builds,
         project.archived, project.tag_list, project.creator_id, project.runners_token_nonce,
-        _text(project.created_at, "created_at"), _text(project.last_activity_at, "last_activity_at"),
+        api_text(project.created_at, "created_at"), api_text(project.last_activity_at, "last_activity_at"),
         Namespace.name.label("ns_name"), Namespace.path.label("ns_path"), Namespace.kind.label("ns_kind"),
         Namespace.owner_id.label("ns_owner_id"), Namespace.description.label("ns_description"),
-        Namespace.visibility_level.label("ns_visibility_level"), _text(Namespace.created_at, "ns_created_at"),
-        _text(Namespace.updated_at, "ns_updated_at"),
+        Namespace.visibility_level.label("ns_visibility_level"), api_text(Namespace.created_at, "ns_created_at"),
+        api_text(Namespace.updated_at, "ns_updated_at"),
         _owner.id.label("owner_id"), _owner.name.label("owner_name"), _owner.username.label("owner_username"),
-        _owner.state.label("owner_state"), _owner.email.label("owner_email"), _text(_owner.created_at, "owner_created_at"),
+        _owner.state.label("owner_state"), _owner.email.label("owner_email"), api_text(_owner.created_at, "owner_created_at"),
         _count(Star.project_id == project.id).label("star_count"),
         forks_count.label("forks_count"),
         _source.id.label("source_id"), _source.name.label("source_name"), _source.path.label("source_path"),

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import functools
 
+from ...db.models.merge_requests import is_work_in_progress
 from ...entities.commits import RepoCommit, repo_commit, repo_diff
-from ...entities.merge_requests import Comment, MergeRequest, MergeRequestChanges
+from ...entities.merge_requests import Comment, MergeRequest, MergeRequestChanges, listed_merge_request
 from ...entities.merge_requests import comment as comment_entity
 from ...entities.merge_requests import merge_request as mr_entity
 from ...errors import MethodNotAllowed
@@ -69,15 +70,20 @@ def request_of(ctx: Ctx):
     ),
     summary="Merge requests of a project (its target)",
 )
-def list_merge_requests(ctx: Ctx) -> paging.Page[MergeRequest]:
-    window = paging.window(ctx)
-    total, found = merge_requests.page(
-        ctx.session, ctx.project, state=ctx.args.get("state"), iids=ctx.args.get("iid") or [],
-        order_by=ctx.args.get("order_by", "created_at"), sort=ctx.args.get("sort", "desc"),
-        offset=window.offset, limit=window.limit,
+async def list_merge_requests(ctx: Ctx) -> paging.Page[MergeRequest]:
+    window, iids = paging.window(ctx), ctx.args.get("iid") or []
+    order = {"order_by": ctx.args.get("order_by", "created_at"), "sort": ctx.args.get("sort", "desc")}
+    if iids:  # a list parameter: through the session (`page`), the read path's statements bind none
+        total, found = merge_requests.page(
+            ctx.session, ctx.project, state=ctx.args.get("state"), iids=iids, offset=window.offset, limit=window.limit, **order
+        )  # fmt: skip
+        votes = merge_requests.votes(ctx.session, [mr.id for mr in found])
+        return paging.Page([mr_entity(mr, ctx.view, votes[mr.id]) for mr in found], total, window)
+    total, rows = await merge_requests.read_page(
+        ctx.rt.db, ctx.project_id, state=ctx.args.get("state"), offset=window.offset, limit=window.limit, **order
     )  # fmt: skip
-    votes = merge_requests.votes(ctx.session, [mr.id for mr in found])
-    return paging.Page([mr_entity(mr, ctx.view, votes[mr.id]) for mr in found], total, window)
+    view = ctx.view
+    return paging.Page([listed_merge_request(row, view, is_work_in_progress(row.title)) for row in rows], total, window)
 
 
 @single("GET", guards=READ, summary="A merge request (by its global id)")

@@ -66,7 +66,12 @@ class MergeRequest(Base):
 
     @property
     def work_in_progress(self) -> bool:
-        return WIP.match(self.title or "") is not None
+        return is_work_in_progress(self.title)
+
+
+def is_work_in_progress(title: str | None) -> bool:
+    """A title starting `WIP:`, `WIP ` or `[WIP]` (any case) marks a request as work in progress."""
+    return WIP.match(title or "") is not None
 
 
 Index("ix_merge_requests_target_created", MergeRequest.target_project_id, MergeRequest.created_at)
