@@ -85,8 +85,9 @@ def download_url(view: View, build) -> str | None:
     return f"{view.base_url}/api/v3/projects/{build.project_id}/builds/{build.id}/artifacts"
 
 
-def build(found, view: View, commit: RepoCommit | None, build_runner=None) -> Build:
-    """FOUND is a Build row (its user loaded); COMMIT the RepoCommit of its sha, if readable."""
+def build(found, view: View, commit: RepoCommit | None, build_runner, who) -> Build:
+    """FOUND is a Build (a model or a row of the list's read path), BUILD_RUNNER its runner and WHO
+    its user (each None or with their attributes); COMMIT the RepoCommit of its sha, if readable."""
     data: Build = {
         "id": found.id,
         "status": found.status,
@@ -98,7 +99,7 @@ def build(found, view: View, commit: RepoCommit | None, build_runner=None) -> Bu
         "created_at": iso(found.created_at),
         "started_at": iso(found.started_at),
         "finished_at": iso(found.finished_at),
-        "user": user(found.user, view) if found.user is not None else None,
+        "user": user(who, view) if who is not None else None,
         "commit": commit,
         "runner": runner(build_runner),
         "download_url": download_url(view, found),

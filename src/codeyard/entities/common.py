@@ -23,10 +23,11 @@ class DeletedBefore(TypedDict):
     deleted_at: str | None
 
 
-def iso(moment: dt.datetime | None) -> str | None:
-    """`2016-01-04T15:31:46.176Z` for UTC times; other zones keep their offset (git commit times)."""
-    if moment is None:
-        return None
+def iso(moment: dt.datetime | str | None) -> str | None:
+    """`2016-01-04T15:31:46.176Z` for UTC times; other zones keep their offset (git commit times).
+    A read path's timestamp (`db.queries.api_text`) is that text already."""
+    if moment is None or isinstance(moment, str):
+        return moment
     text = moment.isoformat(timespec="milliseconds")
     if moment.tzinfo is None:
         return text + "Z"

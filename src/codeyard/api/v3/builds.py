@@ -27,21 +27,28 @@ SINGLE = "/projects/:id/builds/:build_id"
 
 
 async def render(ctx: Ctx, found: list) -> list[Build]:
-    """The Build entities of FOUND, with their commits read from git off the event loop."""
+    """The Build entities of FOUND (models), with their commits read from git off the event loop."""
     runners = builds.runners_of(ctx.session, found)
-    shaped = [build(b, ctx.view, None, runners.get(b.runner_id)) for b in found]
-    commits = await ctx.off_loop(builds.commits, ctx.rt, ctx.project, [b.sha for b in found])
-    for data, source in zip(shaped, found, strict=True):
-        info = commits.get(source.sha)
+    shaped = [build(b, ctx.view, None, runners.get(b.runner_id), b.user) for b in found]
+    return await _with_commits(ctx, shaped, [b.sha for b in found])
+
+
+async def _with_commits(ctx: Ctx, shaped: list[Build], shas: list[str]) -> list[Build]:
+    """SHAPED with the commit of each sha of SHAS (in their order), read from git off the event loop."""
+    commits = await ctx.off_loop(builds.commits, ctx.rt, ctx.project_id, shas)
+    for data, sha in zip(shaped, shas, strict=True):
+        info = commits.get(sha)
         data["commit"] = repo_commit(info) if info is not None else None
     return shaped
 
 
 async def _page(ctx: Ctx, sha: str | None = None) -> paging.Page[Build]:
+    """One page of the project's builds (of commit SHA) on the read path: no session."""
     states = builds.scopes(ctx.args.get("scope"))
-    window = paging.window(ctx)
-    total, found = builds.page(ctx.session, ctx.project, states, window.offset, window.limit, sha)
-    return paging.Page(await render(ctx, found), total, window)
+    window, view = paging.window(ctx), ctx.view
+    total, listed = await builds.read_page(ctx.rt.db, ctx.project_id, states, window.offset, window.limit, sha)
+    shaped = [build(row, view, None, runner, who) for row, runner, who in listed]
+    return paging.Page(await _with_commits(ctx, shaped, [row.sha for row, _, _ in listed]), total, window)
 
 
 @API.get("/projects/:id/builds", guards=READ, paginated=True, params=(SCOPE,), summary="Builds of a project, newest first")
@@ -58,7 +65,7 @@ async def list_builds(ctx: Ctx) -> paging.Page[Build]:
 )
 async def list_commit_builds(ctx: Ctx) -> paging.Page[Build]:
     sha = ctx.path_params["sha"]
-    if not is_revision(sha) or not builds.commit_has_pipeline(ctx.session, ctx.project, sha):
+    if not is_revision(sha) or not await builds.commit_has_pipeline(ctx.rt.db, ctx.project_id, sha):
         raise NotFound()
     return await _page(ctx, sha)
 

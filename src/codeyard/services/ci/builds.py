@@ -11,20 +11,24 @@ from its trace, its pipeline's status derived again and the next stage created (
 
 from __future__ import annotations
 
+import functools
+from collections import namedtuple
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select, update
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy import Integer, String, bindparam, or_, select, type_coerce, update
+from sqlalchemy.orm import Session, aliased, joinedload
+from sqlalchemy.types import NullType
 
-from ...db.models import Build, Pipeline, Project, Runner, is_id, utcnow
+from ...db.models import Build, Pipeline, Project, Runner, User, is_id, utcnow
 from ...db.models.ci import ACTIVE_STATES, BUILD_STATES, CANCELED, FAILED, RUNNING, SUCCESS
-from ...db.queries import counted_page
+from ...db.queries import api_text, counted_page, page_statements
+from ...db.queries import read_page as read_page_of
 from ...entities.builds import build_hook_payload
 from ...errors import BadRequest, Forbidden, NotFound
 from ...git import repo
 from .. import merge_requests, webhooks
-from ..repository import path_of
+from ..repository import path_by_id, path_of
 from . import coverage, pipelines, traces
 
 # Lock order, so that claims, finishes and retries never wait on each other in a cycle: a build's
@@ -129,6 +133,68 @@ def page(session: Session, project: Project, states: list[str], offset: int, lim
     return counted_page(session, query, offset, limit, Build.id.desc())
 
 
+# --- the read path: a page of a project's builds, no session ---------------------------------------
+
+_USER_FIELDS = ("id", "username", "email", "name", "state", "created_at", "is_admin", "bio", "profnet", "messenger",
+                "microblog", "website_url")  # fmt: skip
+_RUNNER_FIELDS = ("id", "description", "active", "is_shared", "name")
+BuildUser = namedtuple("BuildUser", _USER_FIELDS)  # what `entities.users.user` reads
+BuildRunner = namedtuple("BuildRunner", _RUNNER_FIELDS)  # what `entities.builds.runner` reads
+_USER = aliased(User, name="build_user")
+_TIMES = ("created_at", "started_at", "finished_at")
+_BUILD_COLUMNS = (
+    *(getattr(Build, name) for name in ("id", "project_id", "status", "stage", "name", "ref", "tag", "sha",
+                                        "artifacts_file", "artifacts_size")),
+    # Both drivers read the float as it is; SQLAlchemy's PostgreSQL Float wants the column's type
+    # code for its result processor, which a prepared statement's columns do not give it.
+    type_coerce(Build.coverage, NullType()).label("coverage"),
+    *(api_text(getattr(Build, name), name) for name in _TIMES),
+)  # fmt: skip
+_USER_COLUMNS = tuple(
+    api_text(_USER.created_at, "user_created_at") if name == "created_at" else getattr(_USER, name).label(f"user_{name}")
+    for name in _USER_FIELDS
+)
+_RUNNER_COLUMNS = tuple(getattr(Runner, name).label(f"runner_{name}") for name in _RUNNER_FIELDS)
+_USER_AT = slice(len(_BUILD_COLUMNS), len(_BUILD_COLUMNS) + len(_USER_COLUMNS))
+_RUNNER_AT = slice(_USER_AT.stop, _USER_AT.stop + len(_RUNNER_COLUMNS))
+_PIPELINE_OF_COMMIT = select(Pipeline.id).where(
+    Pipeline.project_id == bindparam("project_id", type_=Integer), Pipeline.sha == bindparam("sha", type_=String)
+).limit(1)
+
+
+@functools.cache
+def _page_statements(states: tuple[str, ...], by_sha: bool):
+    """(count, page) of one project's builds in STATES (any when empty; of commit `:sha` when BY_SHA),
+    newest first, with their users' and runners' columns. A statement per set of states: the fast
+    path binds no list."""
+    conditions = [Build.project_id == bindparam("project_id", type_=Integer)]
+    if states:
+        conditions.append(or_(*(Build.status == state for state in states)))
+    if by_sha:
+        conditions.append(Build.sha == bindparam("sha", type_=String))
+    source = Build.__table__.outerjoin(_USER, _USER.id == Build.user_id).outerjoin(Runner, Runner.id == Build.runner_id)
+    return page_statements((*_BUILD_COLUMNS, *_USER_COLUMNS, *_RUNNER_COLUMNS), source, conditions, (Build.id.desc(),))
+
+
+async def read_page(db, project_id: int, states: list[str], offset: int, limit: int,
+                    sha: str | None = None) -> tuple[int, list[tuple]]:  # fmt: skip
+    """(total, [(row, runner, user)] of one page): the project's builds (those of commit SHA) in
+    STATES, newest first, on the read path; runner and user None or their columns (`BuildRunner`,
+    `BuildUser`), the timestamps the API's text."""
+    params = {"project_id": project_id, "sha": sha, "offset": offset, "limit": limit}
+    total, rows = await read_page_of(db, _page_statements(tuple(sorted(set(states))), sha is not None), params)
+    return total, [(row, _part(BuildRunner, row[_RUNNER_AT]), _part(BuildUser, row[_USER_AT])) for row in rows]
+
+
+def _part(kind, values: tuple):
+    """KIND made of VALUES, or None when the outer join found nothing (its id is NULL)."""
+    return None if values[0] is None else kind._make(values)
+
+
+async def commit_has_pipeline(db, project_id: int, sha: str) -> bool:
+    return await db.loop_first(_PIPELINE_OF_COMMIT, {"project_id": project_id, "sha": sha}) is not None
+
+
 def statuses(session: Session, project: Project, sha: str, filters: dict[str, str], every: bool,
              offset: int, limit: int) -> tuple[int, list[Build]]:  # fmt: skip
     """The commit statuses of SHA (its builds in GitLab 8), oldest first, their users loaded: only the
@@ -142,11 +208,6 @@ def statuses(session: Session, project: Project, sha: str, filters: dict[str, st
     return counted_page(session, query, offset, limit, Build.id)
 
 
-def commit_has_pipeline(session: Session, project: Project, sha: str) -> bool:
-    query = select(Pipeline.id).where(Pipeline.project_id == project.id, Pipeline.sha == sha).limit(1)
-    return session.scalar(query) is not None
-
-
 def runners_of(session: Session, found: Iterable[Build]) -> dict[int, Runner]:
     ids = {b.runner_id for b in found if b.runner_id is not None}
     if not ids:
@@ -154,9 +215,9 @@ def runners_of(session: Session, found: Iterable[Build]) -> dict[int, Runner]:
     return {r.id: r for r in session.scalars(select(Runner).where(Runner.id.in_(ids)))}
 
 
-def commits(rt, project: Project, shas: Iterable[str]) -> dict[str, repo.CommitInfo | None]:
+def commits(rt, project_id: int, shas: Iterable[str]) -> dict[str, repo.CommitInfo | None]:
     """The commits of SHAS (None for one the repository does not have): git, off the event loop."""
-    path = path_of(rt, project)
+    path = path_by_id(rt, project_id)
     found: dict[str, repo.CommitInfo | None] = {}
     for sha in set(shas):
         try:
