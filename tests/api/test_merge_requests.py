@@ -7,7 +7,9 @@ from types import SimpleNamespace
 import pytest
 
 from codeyard.db.models import Event, MergeRequest, Note
+from codeyard.entities.merge_requests import merge_request as merge_request_entity
 from codeyard.git import diffs
+from codeyard.services import merge_requests as merge_request_service
 
 from ..support import QueryCounter, WorkingCopy, make_team
 
@@ -75,10 +77,10 @@ def test_iids_count_per_target_and_list_filters(api, team, rt, tmp_path):
     assert [mr["iid"] for mr in paged.json()] == [1] and paged.headers["x-total"] == "2"
 
 
-def test_the_list_reads_each_request_as_the_request_itself_reads(api, rt, team, projects):
-    """The list's read path (one statement, no session) gives each request's entity as GET of the one
-    request gives it: authors and assignees (or none), votes, work in progress, labels, states; a
-    page costs the same statements whatever its size."""
+def test_the_read_path_reads_each_request_as_its_model_renders(api, rt, team, projects):
+    """The read path (one statement, no session) of the list and of GET of one request gives each
+    request's entity as a write's response (the model) gives it: authors and assignees (or none),
+    votes, work in progress, labels, states; a page costs the same statements whatever its size."""
     project, dev, master = team.project, team.user("developer"), team.user("master")
     elsewhere = projects.create(dev, name="elsewhere")  # its request is never listed here
     base = f"/projects/{project.id}/merge_requests"
@@ -98,12 +100,18 @@ def test_the_list_reads_each_request_as_the_request_itself_reads(api, rt, team, 
                 session.add(Note(project_id=project.id, merge_request_id=mr.id, author_id=dev.id, note=text))
         session.add(MergeRequest(iid=1, target_project_id=elsewhere.id, source_project_id=elsewhere.id, source_branch="o",
                                  target_branch="master", title="o", state="opened", author_id=dev.id))  # fmt: skip
+
+    def from_model(mr_id: int) -> dict:  # the entity as a write's response renders it
+        with rt.db.session() as session:
+            found = merge_request_service.find(session, project.id, mr_id)
+            return merge_request_entity(found, rt.view(), merge_request_service.votes(session, [mr_id])[mr_id])
+
     for params, iids in (({}, [5, 4, 3, 2, 1]), ({"state": "opened"}, [2, 1]), ({"state": "closed"}, [3]),
                          ({"state": "merged"}, [4]), ({"order_by": "updated_at", "sort": "asc"}, [1, 2, 3, 4, 5])):  # fmt: skip
         listed = api.as_(team.user("guest")).get(base, params=params)
         assert [mr["iid"] for mr in listed.json()] == iids and listed.headers["x-total"] == str(len(iids)), params
         for entity in listed.json():
-            assert entity == api.as_(dev).get(f"{base}/{entity['id']}").json(), entity["title"]
+            assert entity == api.as_(dev).get(f"{base}/{entity['id']}").json() == from_model(entity["id"]), entity["title"]
     first = api.as_(dev).get(base, params={"sort": "asc", "per_page": 1}).json()[0]
     assert (first["upvotes"], first["downvotes"], first["work_in_progress"], first["author"]["id"]) == (2, 0, True, dev.id)
     reads = []
@@ -113,6 +121,13 @@ def test_the_list_reads_each_request_as_the_request_itself_reads(api, rt, team, 
         assert counter.count == 0, counter.statements
         reads.append(len(counter.fast_reads))
     assert reads[0] == reads[1] == 2  # the project (the guard) and the page
+    with QueryCounter(rt) as counter:
+        assert api.as_(dev).get(f"{base}/{first['id']}").json()["iid"] == 1
+    assert counter.count == 0 and len(counter.fast_reads) == 2
+    with rt.db.session() as session:
+        foreign = session.query(MergeRequest).filter_by(target_project_id=elsewhere.id).one().id
+    assert api.as_(dev).get(f"{base}/{foreign}").status_code == 404
+    assert api.as_(dev).get(f"{base}/{2**40}").status_code == 404
 
 
 def test_validation(api, team, rt):

@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from codeyard.db.models import Build, Project, Runner
+from codeyard.entities.builds import build as build_entity
+from codeyard.entities.commits import repo_commit
 from codeyard.services import projects as project_service
-from codeyard.services.ci import traces
+from codeyard.services.ci import builds, traces
 
 from ..support import QueryCounter, make_team
 from .test_pipeline_creation import commit_file
@@ -180,10 +182,11 @@ def test_trace(rt, api, alice, setup):
     assert got.content == b"$ git clone http://gitlab-ci-token:xxxxxx@host/x\nok\n"
 
 
-def test_the_lists_read_each_build_as_the_build_itself_reads(rt, api, alice, setup):
-    """The lists' read path (one statement, no session) gives each build's entity as GET of the one
-    build gives it: with a runner, artifacts and coverage or none, with a user or none (deleted),
-    started and finished or not; the scope's states and the commit's list narrow it."""
+def test_the_read_path_reads_each_build_as_its_model_renders(rt, api, alice, setup):
+    """The read path (one statement, no session) of both lists and of GET of one build gives each
+    build's entity as a write's response (the model) gives it: with a runner, artifacts and coverage
+    or none, with a user or none (deleted), started and finished or not; the scope's states and the
+    commit's list narrow the lists."""
     project, sha = setup
     finish_first_stage(rt, project)
     with rt.db.transaction() as session:
@@ -195,6 +198,15 @@ def test_the_lists_read_each_build_as_the_build_itself_reads(rt, api, alice, set
         found[1].status, found[1].user_id = "running", None  # as a deleted user leaves it
         ids = [build.id for build in found]
     base = f"/projects/{project.id}"
+
+    def from_model(build_id: int) -> dict:  # the entity as cancel's and retry's responses render it
+        with rt.db.session() as session:
+            found = builds.find(session, session.get(Project, project.id), build_id)
+            runner_of = builds.runners_of(session, [found]).get(found.runner_id)
+            entity = build_entity(found, rt.view(), None, runner_of, found.user)
+        entity["commit"] = repo_commit(builds.commits(rt, project.id, [found.sha])[found.sha])
+        return entity
+
     for path, params, expected in (
         ("/builds", {}, ids[::-1]), ("/builds", {"scope": "running"}, [ids[1]]),
         ("/builds", {"scope[0]": "success", "scope[1]": "pending"}, [ids[2], ids[0]]),
@@ -203,11 +215,15 @@ def test_the_lists_read_each_build_as_the_build_itself_reads(rt, api, alice, set
         listed = api.as_(alice).get(base + path, params=params)
         assert ids_of(listed) == expected and listed.headers["x-total"] == str(len(expected)), (path, params)
         for entity in listed.json():
-            assert entity == api.as_(alice).get(f"{base}/builds/{entity['id']}").json()
+            assert entity == api.as_(alice).get(f"{base}/builds/{entity['id']}").json() == from_model(entity["id"])
     first = api.as_(alice).get(base + "/builds", params={"scope": "success"}).json()[-1]
     assert (first["coverage"], first["runner"]["active"], first["artifacts_file"]) == (87.5, False, {"filename": "a.zip", "size": 12})
     assert api.as_(alice).get(base + "/builds", params={"scope": "running"}).json()[0]["user"] is None
     assert api.as_(alice).get(f"{base}/repository/commits/{'0' * 40}/builds").status_code == 404
+    with QueryCounter(rt) as counter:
+        assert api.as_(alice).get(f"{base}/builds/{ids[0]}").json()["id"] == ids[0]
+    assert counter.count == 0 and len(counter.fast_reads) == 2  # the project (the guard) and the build
+    assert api.as_(alice).get(f"{base}/builds/{2**40}").status_code == 404
 
 
 def test_lists_use_a_fixed_number_of_queries(rt, api, alice, users, projects, setup):

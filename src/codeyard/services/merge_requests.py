@@ -131,6 +131,15 @@ _LIST_COLUMNS = (
 )  # fmt: skip
 
 
+_LIST_SOURCE = (
+    MergeRequest.__table__.outerjoin(_AUTHOR, _AUTHOR.id == MergeRequest.author_id)
+    .outerjoin(_ASSIGNEE, _ASSIGNEE.id == MergeRequest.assignee_id)
+)  # fmt: skip
+_ONE = select(*_LIST_COLUMNS).select_from(_LIST_SOURCE).where(
+    MergeRequest.id == bindparam("id", type_=Integer), MergeRequest.target_project_id == bindparam("project_id", type_=Integer)
+)
+
+
 @functools.cache
 def _page_statements(state: str | None, order_by: str, sort: str):
     """(count, page) of one project's requests in STATE (any when None), in ORDER_BY then id, SORT."""
@@ -141,11 +150,7 @@ def _page_statements(state: str | None, order_by: str, sort: str):
         conditions.append(MergeRequest.state == bindparam("state", type_=String))
     column = MergeRequest.updated_at if order_by == "updated_at" else MergeRequest.created_at
     order = (column.asc(), MergeRequest.id.asc()) if sort == "asc" else (column.desc(), MergeRequest.id.desc())
-    source = (
-        MergeRequest.__table__.outerjoin(_AUTHOR, _AUTHOR.id == MergeRequest.author_id)
-        .outerjoin(_ASSIGNEE, _ASSIGNEE.id == MergeRequest.assignee_id)
-    )  # fmt: skip
-    return page_statements(_LIST_COLUMNS, source, conditions, order)
+    return page_statements(_LIST_COLUMNS, _LIST_SOURCE, conditions, order)
 
 
 async def read_page(db, project_id: int, *, state: str | None, order_by: str, sort: str, offset: int,
@@ -155,6 +160,15 @@ async def read_page(db, project_id: int, *, state: str | None, order_by: str, so
     state = state if state in (OPENED, CLOSED, MERGED) else None
     params = {"project_id": project_id, "state": state, "offset": offset, "limit": limit}
     return await read_page_of(db, _page_statements(state, order_by, sort), params)
+
+
+async def read_one(db, project_id: int, mr_id: int):
+    """`find` on the read path: the row (as `read_page`'s) of project PROJECT_ID's request MR_ID;
+    404 `404 Not found` otherwise."""
+    row = await db.loop_first(_ONE, {"id": mr_id, "project_id": project_id}) if is_id(mr_id) else None
+    if row is None:
+        raise RecordNotFound()
+    return row
 
 
 def votes(session: Session, mr_ids: list[int]) -> dict[int, tuple[int, int]]:

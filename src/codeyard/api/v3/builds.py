@@ -72,8 +72,8 @@ async def list_commit_builds(ctx: Ctx) -> paging.Page[Build]:
 
 @API.get(SINGLE, guards=READ, summary="A build")
 async def get_build(ctx: Ctx) -> Build:
-    found = builds.find(ctx.session, ctx.project, ctx.path_int("build_id", NotFound))
-    return (await render(ctx, [found]))[0]
+    row, runner, who = await builds.read_one(ctx.rt.db, ctx.project_id, ctx.path_int("build_id", NotFound))
+    return (await _with_commits(ctx, [build(row, ctx.view, None, runner, who)], [row.sha]))[0]
 
 
 @API.post(SINGLE + "/cancel", guards=UPDATE, summary="Cancel a pending or running build (a finished one is unchanged); 201")

@@ -87,8 +87,9 @@ async def list_merge_requests(ctx: Ctx) -> paging.Page[MergeRequest]:
 
 
 @single("GET", guards=READ, summary="A merge request (by its global id)")
-def get_merge_request(ctx: Ctx) -> MergeRequest:
-    return render(ctx, request_of(ctx))
+async def get_merge_request(ctx: Ctx) -> MergeRequest:
+    row = await merge_requests.read_one(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
+    return listed_merge_request(row, ctx.view, is_work_in_progress(row.title))
 
 
 @single("GET", "/commits", guards=READ, summary="Commits of the source not on the target, newest first")

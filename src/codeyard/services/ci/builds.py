@@ -157,6 +157,11 @@ _USER_COLUMNS = tuple(
 _RUNNER_COLUMNS = tuple(getattr(Runner, name).label(f"runner_{name}") for name in _RUNNER_FIELDS)
 _USER_AT = slice(len(_BUILD_COLUMNS), len(_BUILD_COLUMNS) + len(_USER_COLUMNS))
 _RUNNER_AT = slice(_USER_AT.stop, _USER_AT.stop + len(_RUNNER_COLUMNS))
+_COLUMNS = (*_BUILD_COLUMNS, *_USER_COLUMNS, *_RUNNER_COLUMNS)
+_SOURCE = Build.__table__.outerjoin(_USER, _USER.id == Build.user_id).outerjoin(Runner, Runner.id == Build.runner_id)
+_ONE = select(*_COLUMNS).select_from(_SOURCE).where(
+    Build.id == bindparam("id", type_=Integer), Build.project_id == bindparam("project_id", type_=Integer)
+)
 _PIPELINE_OF_COMMIT = select(Pipeline.id).where(
     Pipeline.project_id == bindparam("project_id", type_=Integer), Pipeline.sha == bindparam("sha", type_=String)
 ).limit(1)
@@ -172,8 +177,7 @@ def _page_statements(states: tuple[str, ...], by_sha: bool):
         conditions.append(or_(*(Build.status == state for state in states)))
     if by_sha:
         conditions.append(Build.sha == bindparam("sha", type_=String))
-    source = Build.__table__.outerjoin(_USER, _USER.id == Build.user_id).outerjoin(Runner, Runner.id == Build.runner_id)
-    return page_statements((*_BUILD_COLUMNS, *_USER_COLUMNS, *_RUNNER_COLUMNS), source, conditions, (Build.id.desc(),))
+    return page_statements(_COLUMNS, _SOURCE, conditions, (Build.id.desc(),))
 
 
 async def read_page(db, project_id: int, states: list[str], offset: int, limit: int,
@@ -183,7 +187,19 @@ async def read_page(db, project_id: int, states: list[str], offset: int, limit: 
     `BuildUser`), the timestamps the API's text."""
     params = {"project_id": project_id, "sha": sha, "offset": offset, "limit": limit}
     total, rows = await read_page_of(db, _page_statements(tuple(sorted(set(states))), sha is not None), params)
-    return total, [(row, _part(BuildRunner, row[_RUNNER_AT]), _part(BuildUser, row[_USER_AT])) for row in rows]
+    return total, [_parts(row) for row in rows]
+
+
+async def read_one(db, project_id: int, build_id: int) -> tuple:
+    """`find` on the read path: (row, runner, user) as `read_page` gives them; 404 `404 Not Found`."""
+    row = await db.loop_first(_ONE, {"id": build_id, "project_id": project_id}) if is_id(build_id) else None
+    if row is None:
+        raise NotFound()
+    return _parts(row)
+
+
+def _parts(row) -> tuple:
+    return row, _part(BuildRunner, row[_RUNNER_AT]), _part(BuildUser, row[_USER_AT])
 
 
 def _part(kind, values: tuple):
