@@ -7,7 +7,9 @@ from types import SimpleNamespace
 import pytest
 
 from codeyard.db.models import Event, MergeRequest, Note
+from codeyard.entities.merge_requests import comment as comment_entity
 from codeyard.entities.merge_requests import merge_request as merge_request_entity
+from codeyard.entities.notes import note as note_entity
 from codeyard.git import diffs
 from codeyard.services import merge_requests as merge_request_service
 
@@ -80,8 +82,9 @@ def test_iids_count_per_target_and_list_filters(api, team, rt, tmp_path):
 def test_the_read_path_reads_each_request_as_its_model_renders(api, rt, team, projects):
     """The read path (one statement, no session) of the list and of GET of one request gives each
     request's entity as a write's response (the model) gives it: authors and assignees (or none),
-    votes, work in progress, labels, states; a page costs the same statements whatever its size."""
-    project, dev, master = team.project, team.user("developer"), team.user("master")
+    votes, work in progress, labels, states; a page costs the same statements whatever its size. The
+    request's notes and comments (both path forms) likewise, with an author or none."""
+    project, dev, master, guest = team.project, team.user("developer"), team.user("master"), team.user("guest")
     elsewhere = projects.create(dev, name="elsewhere")  # its request is never listed here
     base = f"/projects/{project.id}/merge_requests"
     cases = [  # title, state, author, assignee, labels
@@ -96,8 +99,9 @@ def test_the_read_path_reads_each_request_as_its_model_renders(api, rt, team, pr
                               author_id=author, assignee_id=assignee, labels=labels, merge_status="can_be_merged")  # fmt: skip
             session.add(mr)
             session.flush()
-            for text in (":+1:", " :+1: ", ":-1:", "+1", "fine")[: iid + 1]:
-                session.add(Note(project_id=project.id, merge_request_id=mr.id, author_id=dev.id, note=text))
+            for text in (":+1:", " :+1: ", ":-1:", "+1", "fine")[: iid + 1]:  # "fine": its author deleted
+                author_id = None if text == "fine" else dev.id
+                session.add(Note(project_id=project.id, merge_request_id=mr.id, author_id=author_id, note=text))
         session.add(MergeRequest(iid=1, target_project_id=elsewhere.id, source_project_id=elsewhere.id, source_branch="o",
                                  target_branch="master", title="o", state="opened", author_id=dev.id))  # fmt: skip
 
@@ -124,9 +128,23 @@ def test_the_read_path_reads_each_request_as_its_model_renders(api, rt, team, pr
     with QueryCounter(rt) as counter:
         assert api.as_(dev).get(f"{base}/{first['id']}").json()["iid"] == 1
     assert counter.count == 0 and len(counter.fast_reads) == 2
+    view = rt.view()
+    for mr in api.as_(dev).get(base).json():  # its notes and comments, oldest first, as a write renders them
+        with rt.db.session() as session:
+            notes = session.query(Note).filter_by(merge_request_id=mr["id"]).order_by(Note.id).all()
+            as_notes = [note_entity(note, view, note.author) for note in notes]
+            as_comments = [comment_entity(note, view, note.author) for note in notes]
+        assert api.as_(guest).get(f"{base}/{mr['id']}/notes").json() == as_notes
+        assert api.as_(guest).get(f"{base}/{mr['id']}/comments").json() == as_comments
+        paged = api.as_(guest).get(f"/projects/{project.id}/merge_request/{mr['id']}/notes", params={"per_page": 2, "page": 2})
+        assert paged.json() == as_notes[2:4] and paged.headers["x-total"] == str(len(notes))
+    with QueryCounter(rt) as counter:
+        assert len(api.as_(guest).get(f"{base}/{first['id']}/notes").json()) == 2
+    assert counter.count == 0 and len(counter.fast_reads) == 3  # the guard's project, the request, the page
     with rt.db.session() as session:
         foreign = session.query(MergeRequest).filter_by(target_project_id=elsewhere.id).one().id
-    assert api.as_(dev).get(f"{base}/{foreign}").status_code == 404
+    for suffix in ("", "/notes", "/comments"):
+        assert api.as_(dev).get(f"{base}/{foreign}{suffix}").status_code == 404, suffix
     assert api.as_(dev).get(f"{base}/{2**40}").status_code == 404
 
 

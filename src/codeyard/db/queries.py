@@ -33,6 +33,22 @@ def api_text(column, name: str):
     return type_coerce(column, UtcIsoText()).label(name)
 
 
+def joined_columns(table, names: tuple[str, ...], prefix: str) -> tuple:
+    """The columns NAMES of TABLE (an alias joined into a read path's statement), each labelled
+    PREFIX + name, its timestamps (`*_at`) as the API's text: `joined_part` takes them back."""
+    return tuple(
+        api_text(getattr(table, name), prefix + name) if name.endswith("_at") else getattr(table, name).label(prefix + name)
+        for name in names
+    )
+
+
+def joined_part(kind, row, at: slice):
+    """KIND (a named tuple of `joined_columns`' names) made of ROW's values AT, or None when the
+    outer join found no row (the first column, its id, is NULL)."""
+    values = row[at]
+    return None if values[0] is None else kind._make(values)
+
+
 def counted_page(session: Session, query: Select, offset: int, limit: int, *order_by) -> tuple[int, list]:
     """(total rows of QUERY, the rows of one page in ORDER_BY): two queries whatever the page size."""
     total = session.scalar(select(func.count()).select_from(query.order_by(None).subquery()))

@@ -45,5 +45,5 @@ def event(row, view: View, action_name: str, note=None) -> Event:
         "created_at": iso(row.created_at),
     }
     if note is not None:
-        data["note"] = note_entity(note, view)
+        data["note"] = note_entity(note, view, note.author)
     return data

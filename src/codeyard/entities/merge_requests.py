@@ -7,7 +7,7 @@ from typing import TypedDict
 
 from .commits import RepoDiff
 from .common import View, iso
-from .users import UserContact, contact, user_contact
+from .users import UserContact, user_contact
 
 
 class MergeRequestBase(TypedDict):
@@ -45,28 +45,16 @@ class MergeRequestChanges(MergeRequest):
 
 def merge_request(mr, view: View, votes: tuple[int, int], with_iid: bool = True) -> MergeRequest:
     """MR is a MergeRequest model, its author and assignee loaded."""
-    author = user_contact(mr.author, view) if mr.author else None
-    assignee = user_contact(mr.assignee, view) if mr.assignee else None
-    times = (iso(mr.created_at), iso(mr.updated_at))
-    return _merge_request(mr, times, votes, author, assignee, mr.work_in_progress, with_iid)
+    return _merge_request(mr, view, votes, mr.author, mr.assignee, mr.work_in_progress, with_iid)
 
 
-def listed_merge_request(row, view: View, work_in_progress: bool) -> MergeRequest:
-    """ROW is a row of the list's read path (`services.merge_requests.read_page`): the request's
-    columns with its timestamps as the API's text, its author's and assignee's (`author_*`,
-    `assignee_*`) and its vote counts."""
-    author = assignee = None
-    if row.author_id is not None:
-        author = contact(row.author_id, row.author_username, row.author_email, row.author_name, row.author_state,
-                         row.author_created_at, view)  # fmt: skip
-    if row.assignee_id is not None:
-        assignee = contact(row.assignee_id, row.assignee_username, row.assignee_email, row.assignee_name,
-                           row.assignee_state, row.assignee_created_at, view)  # fmt: skip
-    times = (row.created_at, row.updated_at)
-    return _merge_request(row, times, (row.upvotes, row.downvotes), author, assignee, work_in_progress, True)
+def listed_merge_request(row, view: View, author, assignee, work_in_progress: bool) -> MergeRequest:
+    """ROW is a row of the read path (`services.merge_requests.read_page`): the request's columns,
+    its timestamps the API's text, and its vote counts; AUTHOR and ASSIGNEE None or their columns."""
+    return _merge_request(row, view, (row.upvotes, row.downvotes), author, assignee, work_in_progress, True)
 
 
-def _merge_request(mr, times: tuple, votes: tuple[int, int], author, assignee, work_in_progress: bool, with_iid: bool):
+def _merge_request(mr, view: View, votes: tuple[int, int], author, assignee, work_in_progress: bool, with_iid: bool):
     data = {"id": mr.id}
     if with_iid:
         data["iid"] = mr.iid
@@ -75,14 +63,14 @@ def _merge_request(mr, times: tuple, votes: tuple[int, int], author, assignee, w
         title=mr.title,
         description=mr.description,
         state=mr.state,
-        created_at=times[0],
-        updated_at=times[1],
+        created_at=iso(mr.created_at),
+        updated_at=iso(mr.updated_at),
         target_branch=mr.target_branch,
         source_branch=mr.source_branch,
         upvotes=votes[0],
         downvotes=votes[1],
-        author=author,
-        assignee=assignee,
+        author=user_contact(author, view) if author is not None else None,
+        assignee=user_contact(assignee, view) if assignee is not None else None,
         source_project_id=mr.source_project_id,
         target_project_id=mr.target_project_id,
         labels=list(mr.labels or []),
@@ -99,6 +87,6 @@ class Comment(TypedDict):
     author: UserContact | None
 
 
-def comment(note, view: View) -> Comment:
-    """GitLab 8's MRNote: the text and its author, nothing else."""
-    return {"note": note.note, "author": user_contact(note.author, view) if note.author else None}
+def comment(note, view: View, author) -> Comment:
+    """GitLab 8's MRNote: the text and its author (None or the author, as `entities.notes.note`), nothing else."""
+    return {"note": note.note, "author": user_contact(author, view) if author is not None else None}

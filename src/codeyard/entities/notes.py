@@ -32,15 +32,16 @@ class CommitNote(TypedDict):
     created_at: str | None
 
 
-def note(row, view: View) -> Note:
-    """A comment as the notes resource shows it; `upvote` / `downvote` say whether it is a `:+1:` /
-    `:-1:` vote, the comments the merge request's counts are made of."""
+def note(row, view: View, author) -> Note:
+    """A comment as the notes resource shows it (ROW a Note model or a read path's row, AUTHOR None
+    or its author); `upvote` / `downvote` say whether it is a `:+1:` / `:-1:` vote, the comments the
+    merge request's counts are made of."""
     vote = row.note.strip()
     return {
         "id": row.id,
         "body": row.note,
         "attachment": None,
-        "author": user_basic(row.author, view) if row.author else None,
+        "author": user_basic(author, view) if author is not None else None,
         "created_at": iso(row.created_at),
         "system": False,
         "noteable_id": row.merge_request_id,

@@ -154,18 +154,13 @@ def user_login(subject, view: View, can_create_project: bool, private_token: str
 
 def user_contact(subject, view: View) -> UserContact:
     """Merge request author/assignee and team member form: id, username, email, name, state, created_at."""
-    return contact(subject.id, subject.username, subject.email, subject.name, subject.state, iso(subject.created_at), view)
-
-
-def contact(user_id: int, username: str, email: str, name: str, state: str, created_at: str | None, view: View) -> UserContact:
-    """`user_contact` of a user read as columns of a list's row (CREATED_AT already the API's text)."""
     return {
-        "id": user_id,
-        "username": username,
-        "email": email,
-        "name": name,
-        "state": state,
-        "created_at": created_at,
-        "avatar_url": gravatar(email, view),
-        "web_url": f"{view.base_url}/u/{username}",
+        "id": subject.id,
+        "username": subject.username,
+        "email": subject.email,
+        "name": subject.name,
+        "state": subject.state,
+        "created_at": iso(subject.created_at),
+        "avatar_url": avatar_url(subject, view),
+        "web_url": web_url(subject, view),
     }

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import Integer, String, and_, bindparam, func, or_, select
+from sqlalchemy import Integer, String, and_, bindparam, func, literal, or_, select
 from sqlalchemy import update as update_rows
 from sqlalchemy.orm import Session, aliased, joinedload
 
@@ -26,13 +27,14 @@ from ..db.models.merge_requests import (
     CANNOT_BE_MERGED,
     CLOSED,
     LOCKED,
+    MERGE_REQUEST_NOTE,
     MERGED,
     OPEN_STATES,
     OPENED,
     REOPENED,
     UNCHECKED,
 )  # fmt: skip
-from ..db.queries import api_text, counted_page, page_statements
+from ..db.queries import api_text, counted_page, joined_columns, joined_part, page_statements
 from ..db.queries import read_page as read_page_of
 from ..entities import merge_request_hooks as hook_entities
 from ..entities.common import View
@@ -110,10 +112,8 @@ def page(session: Session, project: Project, *, state: str | None, iids: list[in
 _AUTHOR, _ASSIGNEE = aliased(User, name="author"), aliased(User, name="assignee")
 
 
-def _contact_columns(user, prefix: str) -> tuple:
-    """The columns of a user's contact form (`entities.users.contact`), each named PREFIX + name."""
-    names = ("id", "username", "email", "name", "state")
-    return (*(getattr(user, name).label(prefix + name) for name in names), api_text(user.created_at, prefix + "created_at"))
+_CONTACT_FIELDS = ("id", "username", "email", "name", "state", "created_at")
+Contact = namedtuple("Contact", _CONTACT_FIELDS)  # what `entities.users.user_contact` reads
 
 
 def _votes(text: str):
@@ -126,9 +126,11 @@ _LIST_COLUMNS = (
     MergeRequest.title, MergeRequest.description, MergeRequest.state, MergeRequest.target_branch,
     MergeRequest.source_branch, MergeRequest.labels, MergeRequest.merge_when_build_succeeds, MergeRequest.merge_status,
     api_text(MergeRequest.created_at, "created_at"), api_text(MergeRequest.updated_at, "updated_at"),
-    *_contact_columns(_AUTHOR, "author_"), *_contact_columns(_ASSIGNEE, "assignee_"),
     _votes(UPVOTE).label("upvotes"), _votes(DOWNVOTE).label("downvotes"),
+    *joined_columns(_AUTHOR, _CONTACT_FIELDS, "author_"), *joined_columns(_ASSIGNEE, _CONTACT_FIELDS, "assignee_"),
 )  # fmt: skip
+_AUTHOR_AT = slice(len(_LIST_COLUMNS) - 2 * len(_CONTACT_FIELDS), len(_LIST_COLUMNS) - len(_CONTACT_FIELDS))
+_ASSIGNEE_AT = slice(_AUTHOR_AT.stop, len(_LIST_COLUMNS))
 
 
 _LIST_SOURCE = (
@@ -155,20 +157,51 @@ def _page_statements(state: str | None, order_by: str, sort: str):
 
 async def read_page(db, project_id: int, *, state: str | None, order_by: str, sort: str, offset: int,
                     limit: int) -> tuple[int, list]:  # fmt: skip
-    """`page` without a session and without an iid filter: (total, rows of one page), each row the
-    request's columns, its author's and assignee's, and its votes (`entities.listed_merge_request`)."""
+    """`page` without a session and without an iid filter: (total, [(row, author, assignee)] of one
+    page), each row the request's columns and its votes, author and assignee None or their columns
+    (`Contact`): what `entities.listed_merge_request` takes."""
     state = state if state in (OPENED, CLOSED, MERGED) else None
     params = {"project_id": project_id, "state": state, "offset": offset, "limit": limit}
-    return await read_page_of(db, _page_statements(state, order_by, sort), params)
+    total, rows = await read_page_of(db, _page_statements(state, order_by, sort), params)
+    return total, [_parts(row) for row in rows]
 
 
 async def read_one(db, project_id: int, mr_id: int):
-    """`find` on the read path: the row (as `read_page`'s) of project PROJECT_ID's request MR_ID;
-    404 `404 Not found` otherwise."""
+    """`find` on the read path: (row, author, assignee) as `read_page` gives them, of project
+    PROJECT_ID's request MR_ID; 404 `404 Not found` otherwise."""
     row = await db.loop_first(_ONE, {"id": mr_id, "project_id": project_id}) if is_id(mr_id) else None
     if row is None:
         raise RecordNotFound()
-    return row
+    return _parts(row)
+
+
+def _parts(row) -> tuple:
+    return row, joined_part(Contact, row, _AUTHOR_AT), joined_part(Contact, row, _ASSIGNEE_AT)
+
+
+_NOTE_AUTHOR = aliased(User, name="note_author")
+_COMMENT_COLUMNS = (
+    Note.id, Note.note, Note.merge_request_id, literal(MERGE_REQUEST_NOTE).label("noteable_type"),
+    api_text(Note.created_at, "created_at"), *joined_columns(_NOTE_AUTHOR, _CONTACT_FIELDS, "author_"),
+)  # fmt: skip
+_NOTE_AUTHOR_AT = slice(len(_COMMENT_COLUMNS) - len(_CONTACT_FIELDS), len(_COMMENT_COLUMNS))
+_COMMENTS = page_statements(
+    _COMMENT_COLUMNS, Note.__table__.outerjoin(_NOTE_AUTHOR, _NOTE_AUTHOR.id == Note.author_id),
+    [Note.merge_request_id == bindparam("mr_id", type_=Integer)], (Note.id.asc(),),
+)  # fmt: skip
+_IN_PROJECT = select(MergeRequest.id).where(
+    MergeRequest.id == bindparam("id", type_=Integer), MergeRequest.target_project_id == bindparam("project_id", type_=Integer)
+)
+
+
+async def read_comments(db, project_id: int, mr_id: int, offset: int, limit: int) -> tuple[int, list[tuple]]:
+    """`comments` on the read path, of project PROJECT_ID's request MR_ID (404 `404 Not found`
+    otherwise): (total, [(row, author)] of one page), the author None or its columns (`Contact`)."""
+    found = await db.loop_first(_IN_PROJECT, {"id": mr_id, "project_id": project_id}) if is_id(mr_id) else None
+    if found is None:
+        raise RecordNotFound()
+    total, rows = await read_page_of(db, _COMMENTS, {"mr_id": mr_id, "offset": offset, "limit": limit})
+    return total, [(row, joined_part(Contact, row, _NOTE_AUTHOR_AT)) for row in rows]
 
 
 def votes(session: Session, mr_ids: list[int]) -> dict[int, tuple[int, int]]:

@@ -79,17 +79,19 @@ async def list_merge_requests(ctx: Ctx) -> paging.Page[MergeRequest]:
         )  # fmt: skip
         votes = merge_requests.votes(ctx.session, [mr.id for mr in found])
         return paging.Page([mr_entity(mr, ctx.view, votes[mr.id]) for mr in found], total, window)
-    total, rows = await merge_requests.read_page(
+    total, listed = await merge_requests.read_page(
         ctx.rt.db, ctx.project_id, state=ctx.args.get("state"), offset=window.offset, limit=window.limit, **order
     )  # fmt: skip
-    view = ctx.view
-    return paging.Page([listed_merge_request(row, view, is_work_in_progress(row.title)) for row in rows], total, window)
+    return paging.Page([_listed(ctx, *parts) for parts in listed], total, window)
+
+
+def _listed(ctx: Ctx, row, author, assignee) -> MergeRequest:
+    return listed_merge_request(row, ctx.view, author, assignee, is_work_in_progress(row.title))
 
 
 @single("GET", guards=READ, summary="A merge request (by its global id)")
 async def get_merge_request(ctx: Ctx) -> MergeRequest:
-    row = await merge_requests.read_one(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
-    return listed_merge_request(row, ctx.view, is_work_in_progress(row.title))
+    return _listed(ctx, *await merge_requests.read_one(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id")))
 
 
 @single("GET", "/commits", guards=READ, summary="Commits of the source not on the target, newest first")
@@ -216,10 +218,12 @@ for _method in ("PUT", "POST"):
 
 
 @single("GET", "/comments", guards=READ, paginated=True, summary="Comments on a merge request, oldest first")
-def list_comments(ctx: Ctx) -> paging.Page[Comment]:
-    window = paging.window(ctx)
-    total, found = merge_requests.comments(ctx.session, request_of(ctx), window.offset, window.limit)
-    return paging.Page([comment_entity(note, ctx.view) for note in found], total, window)
+async def list_comments(ctx: Ctx) -> paging.Page[Comment]:
+    window, view = paging.window(ctx), ctx.view
+    total, found = await merge_requests.read_comments(
+        ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"), window.offset, window.limit
+    )
+    return paging.Page([comment_entity(row, view, author) for row, author in found], total, window)
 
 
 @single("POST", "/comments", guards=(project_guard(policy.CREATE_NOTE),),
@@ -227,4 +231,4 @@ def list_comments(ctx: Ctx) -> paging.Page[Comment]:
         summary="Comment on a merge request; :+1: and :-1: count as votes")  # fmt: skip
 def add_comment(ctx: Ctx) -> Comment:
     note = merge_requests.comment(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["note"])
-    return comment_entity(note, ctx.view)
+    return comment_entity(note, ctx.view, note.author)

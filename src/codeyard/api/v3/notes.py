@@ -20,29 +20,33 @@ BODY = Str("body", required=True, max_length=1_000_000, multiline=True, doc="The
 
 
 @single("GET", "/notes", guards=READ, paginated=True, summary="Notes on a merge request, oldest first")
-def list_merge_request_notes(ctx: Ctx) -> paging.Page[Note]:
-    window = paging.window(ctx)
-    total, found = merge_requests.comments(ctx.session, request_of(ctx), window.offset, window.limit)
-    return paging.Page([note_entity(row, ctx.view) for row in found], total, window)
+async def list_merge_request_notes(ctx: Ctx) -> paging.Page[Note]:
+    window, view = paging.window(ctx), ctx.view
+    total, found = await merge_requests.read_comments(
+        ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"), window.offset, window.limit
+    )
+    return paging.Page([note_entity(row, view, author) for row, author in found], total, window)
 
 
 @single("GET", "/notes/:note_id", guards=READ, summary="A note on a merge request")
 def get_merge_request_note(ctx: Ctx) -> Note:
-    return note_entity(notes.merge_request_note(ctx.session, request_of(ctx), ctx.path_int("note_id")), ctx.view)
+    found = notes.merge_request_note(ctx.session, request_of(ctx), ctx.path_int("note_id"))
+    return note_entity(found, ctx.view, found.author)
 
 
 @single("POST", "/notes", guards=CREATE, params=(BODY,),
         summary="Add a note to a merge request (as a comment: event, Note Hook; :+1: and :-1: are votes)")  # fmt: skip
 def create_merge_request_note(ctx: Ctx) -> Note:
     row = merge_requests.comment(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["body"])
-    return note_entity(row, ctx.view)
+    return note_entity(row, ctx.view, row.author)
 
 
 @single("PUT", "/notes/:note_id", guards=READ, params=(BODY,),
         summary="Change a note's text: its author, or masters and above")  # fmt: skip
 def update_merge_request_note(ctx: Ctx) -> Note:
     row = notes.merge_request_note(ctx.session, request_of(ctx), ctx.path_int("note_id"))
-    return note_entity(notes.update(ctx.session, ctx.access, ctx.actor, row, ctx.args["body"]), ctx.view)
+    changed = notes.update(ctx.session, ctx.access, ctx.actor, row, ctx.args["body"])
+    return note_entity(changed, ctx.view, changed.author)
 
 
 COMMIT_COMMENTS = "/projects/:id/repository/commits/:sha/comments"

@@ -22,7 +22,7 @@ from sqlalchemy.types import NullType
 
 from ...db.models import Build, Pipeline, Project, Runner, User, is_id, utcnow
 from ...db.models.ci import ACTIVE_STATES, BUILD_STATES, CANCELED, FAILED, RUNNING, SUCCESS
-from ...db.queries import api_text, counted_page, page_statements
+from ...db.queries import api_text, counted_page, joined_columns, joined_part, page_statements
 from ...db.queries import read_page as read_page_of
 from ...entities.builds import build_hook_payload
 from ...errors import BadRequest, Forbidden, NotFound
@@ -150,11 +150,8 @@ _BUILD_COLUMNS = (
     type_coerce(Build.coverage, NullType()).label("coverage"),
     *(api_text(getattr(Build, name), name) for name in _TIMES),
 )  # fmt: skip
-_USER_COLUMNS = tuple(
-    api_text(_USER.created_at, "user_created_at") if name == "created_at" else getattr(_USER, name).label(f"user_{name}")
-    for name in _USER_FIELDS
-)
-_RUNNER_COLUMNS = tuple(getattr(Runner, name).label(f"runner_{name}") for name in _RUNNER_FIELDS)
+_USER_COLUMNS = joined_columns(_USER, _USER_FIELDS, "user_")
+_RUNNER_COLUMNS = joined_columns(Runner, _RUNNER_FIELDS, "runner_")
 _USER_AT = slice(len(_BUILD_COLUMNS), len(_BUILD_COLUMNS) + len(_USER_COLUMNS))
 _RUNNER_AT = slice(_USER_AT.stop, _USER_AT.stop + len(_RUNNER_COLUMNS))
 _COLUMNS = (*_BUILD_COLUMNS, *_USER_COLUMNS, *_RUNNER_COLUMNS)
@@ -199,12 +196,7 @@ async def read_one(db, project_id: int, build_id: int) -> tuple:
 
 
 def _parts(row) -> tuple:
-    return row, _part(BuildRunner, row[_RUNNER_AT]), _part(BuildUser, row[_USER_AT])
-
-
-def _part(kind, values: tuple):
-    """KIND made of VALUES, or None when the outer join found nothing (its id is NULL)."""
-    return None if values[0] is None else kind._make(values)
+    return row, joined_part(BuildRunner, row, _RUNNER_AT), joined_part(BuildUser, row, _USER_AT)
 
 
 async def commit_has_pipeline(db, project_id: int, sha: str) -> bool:
