@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from codeyard.db.models import Build, Project
+from codeyard.entities.builds import commit_status
 
 from ..support import QueryCounter, make_team
 from .test_builds_api import CI, finish_first_stage
@@ -106,13 +107,32 @@ def test_bad_parameters_are_400(api, alice, setup):
         assert api.as_(alice).get(path(project, sha), params=params).status_code == 400
 
 
+def test_the_read_path_reads_each_status_as_its_model_renders(rt, api, alice, setup):
+    """Every status of the list (read path: one statement) equals the entity a write renders from the
+    model, with its author or none, retried ones among them with `all`, whatever the filters."""
+    project, sha = setup
+    finish_first_stage(rt, project)
+    with rt.db.transaction() as session:
+        found = session.query(Build).filter_by(project_id=project.id).order_by(Build.id).all()
+        found[1].user_id, found[2].retried, found[2].description = None, True, "old"
+    view = rt.view()
+    for params in ({}, {"all": "true"}, {"stage": "test", "all": "true"}, {"ref": "master", "name": "compile"}):
+        listed = api.as_(alice).get(path(project, sha), params=params).json()
+        with rt.db.session() as session:
+            models = {build.id: build for build in session.query(Build).filter_by(project_id=project.id)}
+            assert listed == [commit_status(models[s["id"]], view, models[s["id"]].user) for s in listed], params
+        assert (found[2].id in [s["id"] for s in listed]) == (params.get("all") == "true"), params
+    assert api.as_(alice).get(path(project, sha), params={"all": "true"}).json()[1]["author"] is None
+
+
 def test_a_fixed_number_of_queries(rt, api, alice, users, setup):
     project, sha = setup
 
     def count() -> int:
         with QueryCounter(rt) as counter:
             assert api.as_(alice).get(path(project, sha)).status_code == 200
-        return counter.count
+        assert counter.count == 0, counter.statements  # the read path: no session
+        return len(counter.fast_reads)
 
     few = count()
     others = [users.create(f"status{number}") for number in range(5)]

@@ -60,13 +60,14 @@ class CommitStatus(TypedDict):
     author: UserBasic | None
 
 
-def commit_status(found, view: View) -> CommitStatus:
+def commit_status(found, view: View, author) -> CommitStatus:
+    """FOUND a Build (model or read path row), AUTHOR None or its user."""
     return {
         "id": found.id, "sha": found.sha, "ref": found.ref, "status": found.status, "name": found.name,
         "target_url": found.target_url, "description": found.description, "created_at": iso(found.created_at),
         "started_at": iso(found.started_at), "finished_at": iso(found.finished_at),
         "allow_failure": found.allow_failure,
-        "author": user_basic(found.user, view) if found.user is not None else None,
+        "author": user_basic(author, view) if author is not None else None,
     }  # fmt: skip
 
 

@@ -49,8 +49,13 @@ def commits(rt, project: Project, ref: str | None, offset: int, limit: int) -> t
 
 
 def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
-    with reading(project.id, "Commit"):
-        return repo.commit(path_of(rt, project), sha)
+    return commit_by_id(rt, project.id, sha)
+
+
+def commit_by_id(rt, project_id: int, sha: str) -> repo.CommitInfo:
+    """The commit SHA (a revision) names in project PROJECT_ID's repository; 404 `404 Commit Not Found`."""
+    with reading(project_id, "Commit"):
+        return repo.commit(path_by_id(rt, project_id), sha)
 
 
 def contributors(rt, project: Project) -> list[repo.Contributor]:

@@ -43,13 +43,13 @@ FILTERS = (
 )
 async def list_statuses(ctx: Ctx) -> paging.Page[CommitStatus]:
     # 404 Commit Not Found for a name the repository cannot resolve; a branch or short sha stands for its commit.
-    info = await ctx.off_loop(repository.commit, ctx.rt, ctx.project, ctx.path_params["sha"])
-    window = paging.window(ctx)
-    filters = {field: ctx.args.get(field) for field in ("ref", "stage", "name")}
-    total, found = builds.statuses(
-        ctx.session, ctx.project, info.id, filters, bool(ctx.args.get("all")), window.offset, window.limit
+    info = await ctx.off_loop(repository.commit_by_id, ctx.rt, ctx.project_id, ctx.path_params["sha"])
+    window, view = paging.window(ctx), ctx.view
+    filters = {field: ctx.args.get(field) for field in builds.STATUS_FILTERS}
+    total, found = await builds.read_statuses(
+        ctx.rt.db, ctx.project_id, info.id, filters, bool(ctx.args.get("all")), window.offset, window.limit
     )
-    return paging.Page([commit_status(b, ctx.view) for b in found], total, window)
+    return paging.Page([commit_status(row, view, author) for row, author in found], total, window)
 
 
 @API.post(
@@ -63,4 +63,4 @@ async def post_status(ctx: Ctx) -> CommitStatus:
     ref, tag = await ctx.off_loop(statuses.ref_for, ctx.rt, ctx.project, info.id, ctx.args.get("ref"))
     fields = {key: ctx.args.get(key) for key in ("state", "name", "target_url", "description")}
     found = statuses.post(ctx.session, ctx.rt, ctx.project, ctx.actor, info.id, ref, tag, fields)
-    return commit_status(found, ctx.view)
+    return commit_status(found, ctx.view, found.user)

@@ -203,17 +203,35 @@ async def commit_has_pipeline(db, project_id: int, sha: str) -> bool:
     return await db.loop_first(_PIPELINE_OF_COMMIT, {"project_id": project_id, "sha": sha}) is not None
 
 
-def statuses(session: Session, project: Project, sha: str, filters: dict[str, str], every: bool,
-             offset: int, limit: int) -> tuple[int, list[Build]]:  # fmt: skip
-    """The commit statuses of SHA (its builds in GitLab 8), oldest first, their users loaded: only the
-    latest of each retried build unless EVERY; FILTERS narrows by ref, stage and name."""
-    query = select(Build).where(Build.project_id == project.id, Build.sha == sha).options(joinedload(Build.user))
+_STATUS_COLUMNS = (
+    *(getattr(Build, name) for name in ("id", "sha", "ref", "status", "name", "target_url", "description", "allow_failure")),
+    *(api_text(getattr(Build, name), name) for name in _TIMES),
+    *_USER_COLUMNS,
+)  # fmt: skip
+_STATUS_USER_AT = slice(len(_STATUS_COLUMNS) - len(_USER_COLUMNS), len(_STATUS_COLUMNS))
+STATUS_FILTERS = ("ref", "stage", "name")
+
+
+@functools.cache
+def _status_statements(filtered: tuple[str, ...], every: bool):
+    """(count, page) of the commit statuses of `:sha`, oldest first: only the latest of each retried
+    build unless EVERY; FILTERED names the STATUS_FILTERS given (each a bound parameter)."""
+    conditions = [Build.project_id == bindparam("project_id", type_=Integer), Build.sha == bindparam("sha", type_=String)]
     if not every:
-        query = query.where(Build.retried.is_(False))
-    for field in ("ref", "stage", "name"):
-        if filters.get(field):
-            query = query.where(getattr(Build, field) == filters[field])
-    return counted_page(session, query, offset, limit, Build.id)
+        conditions.append(Build.retried.is_(False))
+    conditions.extend(getattr(Build, field) == bindparam(field, type_=String) for field in filtered)
+    source = Build.__table__.outerjoin(_USER, _USER.id == Build.user_id)
+    return page_statements(_STATUS_COLUMNS, source, conditions, (Build.id,))
+
+
+async def read_statuses(db, project_id: int, sha: str, filters: dict[str, str | None], every: bool, offset: int,
+                        limit: int) -> tuple[int, list[tuple]]:  # fmt: skip
+    """The commit statuses of SHA (its builds in GitLab 8) on the read path: (total, [(row, user)] of
+    one page), oldest first; FILTERS (ref, stage, name) narrow them, EVERY keeps retried builds."""
+    filtered = tuple(field for field in STATUS_FILTERS if filters.get(field))
+    params = {"project_id": project_id, "sha": sha, **{field: filters[field] for field in filtered}, "offset": offset, "limit": limit}
+    total, rows = await read_page_of(db, _status_statements(filtered, every), params)
+    return total, [(row, joined_part(BuildUser, row, _STATUS_USER_AT)) for row in rows]
 
 
 def runners_of(session: Session, found: Iterable[Build]) -> dict[int, Runner]:
