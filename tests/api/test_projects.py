@@ -477,6 +477,48 @@ def test_events(api, users, projects, rt):
     assert api.as_(users.create("bob")).get(f"/projects/{project.id}/events").json() == {"message": "404 Project Not Found"}
 
 
+def test_events_read_path_renders_each_event_as_its_model(api, users, projects, rt):
+    """The events list (one statement, no session) gives each event as the models render it: pushes
+    (new, to, deleted), comments with their note (on a request and on a commit, the note's author
+    deleted or the note gone), and no event without an author."""
+    from codeyard.db.models import Event, MergeRequest, Note
+    from codeyard.entities.events import event as event_entity
+    from codeyard.services import events
+
+    alice, carol = users.create("alice"), users.create("carol")
+    project = projects.create(alice)
+    zero, sha = "0" * 40, "a" * 40
+    with rt.db.transaction() as session:
+        stored = session.get(Project, project.id)
+        mr = MergeRequest(iid=1, target_project_id=project.id, source_project_id=project.id, source_branch="f",
+                          target_branch="master", title="T", author_id=alice.id)  # fmt: skip
+        session.add(mr)
+        session.flush()
+        notes = [Note(project_id=project.id, merge_request_id=mr.id, author_id=carol.id, note=":+1:"),
+                 Note(project_id=project.id, commit_id=sha, author_id=None, note="on a commit"),
+                 Note(project_id=project.id, merge_request_id=mr.id, author_id=alice.id, note="gone")]  # fmt: skip
+        session.add_all(notes)
+        session.flush()
+        for data in ({"before": zero, "after": sha}, {"before": sha, "after": sha}, {"before": sha, "after": zero}):
+            events.record(session, stored, alice.id, events.PUSHED, data=data)
+        for note in notes:
+            events.record(session, stored, carol.id, events.COMMENTED, target_id=note.id, target_type="Note", title="T")
+        events.record(session, stored, None, events.LEFT)  # no author: never listed
+        session.delete(notes[2])
+    with QueryCounter(rt) as counter:
+        listed = api.as_(alice).get(f"/projects/{project.id}/events", params={"per_page": 100})
+    assert counter.count == 0 and len(counter.fast_reads) == 2, counter.statements
+    view = rt.view()
+    with rt.db.session() as session:
+        models = session.query(Event).filter(Event.project_id == project.id, Event.author_id.isnot(None)).order_by(Event.id.desc()).all()
+        kept = {note.id: note for note in session.query(Note).filter_by(project_id=project.id)}
+        expected = [event_entity(e, view, events.action_name(e), e.author, kept.get(e.target_id) if e.target_type == "Note" else None)
+                    for e in models]  # fmt: skip
+    assert listed.json() == expected and listed.headers["x-total"] == str(len(expected)) == "7"
+    assert [e["action_name"] for e in expected[3:6]] == ["deleted", "pushed to", "pushed new"]
+    assert [e.get("note", {}).get("body") for e in expected[:3]] == [None, "on a commit", ":+1:"]
+
+
 def test_runners_token_is_derived_and_stored_only_as_digest(rt, users, projects):
     alice = users.create("alice")
     project = projects.create(alice)

@@ -28,9 +28,9 @@ class Event(EventBase, total=False):
     note: Note  # only on comment events (reference 4.9)
 
 
-def event(row, view: View, action_name: str, note=None) -> Event:
-    """NOTE is the comment of a comment event (target type `Note`), if it still exists."""
-    author = row.author
+def event(row, view: View, action_name: str, author, note=None) -> Event:
+    """ROW an Event (model or read path row), AUTHOR its author; NOTE the comment of a comment event
+    (target type `Note`), if it still exists, with its `author`."""
     data = {
         "title": row.title,
         "project_id": row.project_id,

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, joinedload
+from collections import namedtuple
+
+from sqlalchemy import Integer, and_, bindparam
+from sqlalchemy.orm import Session, aliased
 
 from ..db.models import Event, Note, Project, User, utcnow
-from ..db.queries import counted_page
+from ..db.models.merge_requests import noteable_type_of
+from ..db.queries import api_text, joined_columns, joined_part, page_statements
+from ..db.queries import read_page as read_page_of
 from ..git.refs import ZERO_SHA
+from .users import CONTACT_FIELDS, Contact
 
 CREATED, UPDATED, CLOSED, REOPENED, PUSHED, COMMENTED, MERGED, JOINED, LEFT, DESTROYED = range(1, 11)
 _NAMES = {CLOSED: "closed", MERGED: "accepted", JOINED: "joined", LEFT: "left", DESTROYED: "destroyed", COMMENTED: "commented on"}
@@ -54,21 +59,51 @@ def action_name(event: Event) -> str:
     return _NAMES.get(event.action, "opened")
 
 
-def page(session: Session, project: Project, offset: int, limit: int) -> tuple[int, list[Event]]:
-    """Events of PROJECT with an author, newest first."""
-    query = (
-        select(Event)
-        .join(User, User.id == Event.author_id)
-        .where(Event.project_id == project.id)
-        .options(joinedload(Event.author))
-    )
-    return counted_page(session, query, offset, limit, Event.id.desc())
+# --- the read path: a page of a project's events, no session ---------------------------------------
+
+_NOTE_FIELDS = ("id", "note", "merge_request_id", "commit_id", "created_at")
 
 
-def notes_of(session: Session, rows: list[Event]) -> dict[int, Note]:
-    """{note id: note} of the comment events among ROWS (one query)."""
-    ids = {row.target_id for row in rows if row.target_type == "Note" and row.target_id is not None}
-    if not ids:
-        return {}
-    found = session.scalars(select(Note).where(Note.id.in_(ids)).options(joinedload(Note.author)))
-    return {note.id: note for note in found}
+class EventNote(namedtuple("EventNote", (*_NOTE_FIELDS, "author"))):
+    """A comment event's note joined into the row, as `entities.notes.note` reads it (its author a
+    `Contact` or None)."""
+
+    __slots__ = ()
+
+    @property
+    def noteable_type(self) -> str:
+        return noteable_type_of(self.commit_id)
+
+
+_EVENT_AUTHOR, _NOTE_AUTHOR = aliased(User, name="event_author"), aliased(User, name="note_author")
+_NOTE = aliased(Note, name="event_note")
+_EVENT_COLUMNS = (
+    Event.id, Event.project_id, Event.author_id, Event.action, Event.target_id, Event.target_type, Event.title,
+    Event.data, api_text(Event.created_at, "created_at"),
+)  # fmt: skip
+_AUTHOR_COLUMNS = joined_columns(_EVENT_AUTHOR, CONTACT_FIELDS, "author_")
+_NOTE_COLUMNS = joined_columns(_NOTE, _NOTE_FIELDS, "note_")
+_AUTHOR_AT = slice(len(_EVENT_COLUMNS), len(_EVENT_COLUMNS) + len(_AUTHOR_COLUMNS))
+_NOTE_AT = slice(_AUTHOR_AT.stop, _AUTHOR_AT.stop + len(_NOTE_COLUMNS))
+_NOTE_AUTHOR_AT = slice(_NOTE_AT.stop, _NOTE_AT.stop + len(CONTACT_FIELDS))
+_PAGE = page_statements(
+    (*_EVENT_COLUMNS, *_AUTHOR_COLUMNS, *_NOTE_COLUMNS, *joined_columns(_NOTE_AUTHOR, CONTACT_FIELDS, "note_author_")),
+    Event.__table__.join(_EVENT_AUTHOR, _EVENT_AUTHOR.id == Event.author_id)
+    .outerjoin(_NOTE, and_(Event.target_type == "Note", _NOTE.id == Event.target_id))
+    .outerjoin(_NOTE_AUTHOR, _NOTE_AUTHOR.id == _NOTE.author_id),
+    [Event.project_id == bindparam("project_id", type_=Integer)],
+    (Event.id.desc(),),
+)  # fmt: skip
+
+
+async def read_page(db, project_id: int, offset: int, limit: int) -> tuple[int, list[tuple]]:
+    """The project's events with an author, newest first, on the read path: (total, [(row, author,
+    note)] of one page); the author a `Contact`, the note of a comment event an `EventNote` (None for
+    other events, or when the note is gone)."""
+    total, rows = await read_page_of(db, _PAGE, {"project_id": project_id, "offset": offset, "limit": limit})
+    return total, [(row, Contact._make(row[_AUTHOR_AT]), _note_of(row)) for row in rows]
+
+
+def _note_of(row) -> EventNote | None:
+    note = row[_NOTE_AT]
+    return None if note[0] is None else EventNote(*note, joined_part(Contact, row, _NOTE_AUTHOR_AT))

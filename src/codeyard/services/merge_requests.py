@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +57,7 @@ from . import access as access_service
 from . import events, webhooks
 from .ci import pipelines
 from .repository import path_by_id, path_of, reading
+from .users import CONTACT_FIELDS, Contact
 
 log = logging.getLogger("codeyard.merge_requests")
 UPVOTE, DOWNVOTE = ":+1:", ":-1:"
@@ -112,10 +112,6 @@ def page(session: Session, project: Project, *, state: str | None, iids: list[in
 _AUTHOR, _ASSIGNEE = aliased(User, name="author"), aliased(User, name="assignee")
 
 
-_CONTACT_FIELDS = ("id", "username", "email", "name", "state", "created_at")
-Contact = namedtuple("Contact", _CONTACT_FIELDS)  # what `entities.users.user_contact` reads
-
-
 def _votes(text: str):
     """The number of the request's comments that are TEXT (a vote), leading and trailing blanks aside."""
     return select(func.count()).where(Note.merge_request_id == MergeRequest.id, func.trim(Note.note) == text).scalar_subquery()
@@ -127,9 +123,9 @@ _LIST_COLUMNS = (
     MergeRequest.source_branch, MergeRequest.labels, MergeRequest.merge_when_build_succeeds, MergeRequest.merge_status,
     api_text(MergeRequest.created_at, "created_at"), api_text(MergeRequest.updated_at, "updated_at"),
     _votes(UPVOTE).label("upvotes"), _votes(DOWNVOTE).label("downvotes"),
-    *joined_columns(_AUTHOR, _CONTACT_FIELDS, "author_"), *joined_columns(_ASSIGNEE, _CONTACT_FIELDS, "assignee_"),
+    *joined_columns(_AUTHOR, CONTACT_FIELDS, "author_"), *joined_columns(_ASSIGNEE, CONTACT_FIELDS, "assignee_"),
 )  # fmt: skip
-_AUTHOR_AT = slice(len(_LIST_COLUMNS) - 2 * len(_CONTACT_FIELDS), len(_LIST_COLUMNS) - len(_CONTACT_FIELDS))
+_AUTHOR_AT = slice(len(_LIST_COLUMNS) - 2 * len(CONTACT_FIELDS), len(_LIST_COLUMNS) - len(CONTACT_FIELDS))
 _ASSIGNEE_AT = slice(_AUTHOR_AT.stop, len(_LIST_COLUMNS))
 
 
@@ -182,9 +178,9 @@ def _parts(row) -> tuple:
 _NOTE_AUTHOR = aliased(User, name="note_author")
 _COMMENT_COLUMNS = (
     Note.id, Note.note, Note.merge_request_id, literal(MERGE_REQUEST_NOTE).label("noteable_type"),
-    api_text(Note.created_at, "created_at"), *joined_columns(_NOTE_AUTHOR, _CONTACT_FIELDS, "author_"),
+    api_text(Note.created_at, "created_at"), *joined_columns(_NOTE_AUTHOR, CONTACT_FIELDS, "author_"),
 )  # fmt: skip
-_NOTE_AUTHOR_AT = slice(len(_COMMENT_COLUMNS) - len(_CONTACT_FIELDS), len(_COMMENT_COLUMNS))
+_NOTE_AUTHOR_AT = slice(len(_COMMENT_COLUMNS) - len(CONTACT_FIELDS), len(_COMMENT_COLUMNS))
 _COMMENTS = page_statements(
     _COMMENT_COLUMNS, Note.__table__.outerjoin(_NOTE_AUTHOR, _NOTE_AUTHOR.id == Note.author_id),
     [Note.merge_request_id == bindparam("mr_id", type_=Integer)], (Note.id.asc(),),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
+from collections import namedtuple
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
@@ -37,6 +38,10 @@ PROFILE_FIELDS = ("name", "bio", "website_url", "profnet", "messenger", "microbl
 ADMIN_FIELDS = ("projects_limit", "can_create_group", "is_admin", "external")
 
 USER_KIND = "user"
+# A user joined into a read path's row (`db.queries.joined_columns`): what
+# `entities.users.user_contact` (and `user_basic`) read.
+CONTACT_FIELDS = ("id", "username", "email", "name", "state", "created_at")
+Contact = namedtuple("Contact", CONTACT_FIELDS)
 
 
 def namespace_path_errors(path: str) -> list[str]:

@@ -275,14 +275,9 @@ API.add(
 
 
 @API.get("/projects/:id/events", guards=(READ,), paginated=True, summary="Project events, newest first")
-def list_events(ctx: Ctx) -> paging.Page[Event]:
-    window = paging.window(ctx)
-    total, rows = events.page(ctx.session, ctx.project, window.offset, window.limit)
-    notes = events.notes_of(ctx.session, rows)
-    rendered = [event_entity(row, ctx.view, events.action_name(row), _note_of(row, notes)) for row in rows]
+async def list_events(ctx: Ctx) -> paging.Page[Event]:
+    window, view = paging.window(ctx), ctx.view
+    total, listed = await events.read_page(ctx.rt.db, ctx.project_id, window.offset, window.limit)
+    rendered = [event_entity(row, view, events.action_name(row), author, note) for row, author, note in listed]
     return paging.Page(rendered, total, window)
-
-
-def _note_of(row, notes: dict):
-    return notes.get(row.target_id) if row.target_type == "Note" else None
 

@@ -107,4 +107,9 @@ class Note(Base):
 
     @property
     def noteable_type(self) -> str:
-        return COMMIT_NOTE if self.commit_id is not None else MERGE_REQUEST_NOTE
+        return noteable_type_of(self.commit_id)
+
+
+def noteable_type_of(commit_id: str | None) -> str:
+    """What a note is on: a commit (it has a commit id) or a merge request."""
+    return COMMIT_NOTE if commit_id is not None else MERGE_REQUEST_NOTE
