@@ -409,7 +409,8 @@ def native_placeholders(sql: str) -> tuple[str, list[str]]:
     """(SQL with psycopg's `%(name)s` placeholders written as PostgreSQL's own `$1`..., the names in
     their order), for psycopg's raw cursors, which send a statement as it is. A psycopg Cursor
     rewrites every statement longer than 4 KiB on every execution (it caches only shorter ones):
-    for the page of a project list (6.5 KiB) that was 0.1-0.2 ms of the server's CPU."""
+    for the page of the caller's projects (6.5 KiB) the client's CPU per page went from 0.59-0.68
+    ms to 0.54-0.56 (the best of 6 rounds of 100, alternating)."""
     names: list[str] = []
 
     def placeholder(match) -> str:

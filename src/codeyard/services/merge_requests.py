@@ -127,15 +127,15 @@ _LIST_COLUMNS = (
 )  # fmt: skip
 _AUTHOR_AT = slice(len(_LIST_COLUMNS) - 2 * len(CONTACT_FIELDS), len(_LIST_COLUMNS) - len(CONTACT_FIELDS))
 _ASSIGNEE_AT = slice(_AUTHOR_AT.stop, len(_LIST_COLUMNS))
-
-
 _LIST_SOURCE = (
     MergeRequest.__table__.outerjoin(_AUTHOR, _AUTHOR.id == MergeRequest.author_id)
     .outerjoin(_ASSIGNEE, _ASSIGNEE.id == MergeRequest.assignee_id)
 )  # fmt: skip
-_ONE = select(*_LIST_COLUMNS).select_from(_LIST_SOURCE).where(
+# The request `:id` of the project `:project_id`.
+_THE_REQUEST = (
     MergeRequest.id == bindparam("id", type_=Integer), MergeRequest.target_project_id == bindparam("project_id", type_=Integer)
 )
+_ONE = select(*_LIST_COLUMNS).select_from(_LIST_SOURCE).where(*_THE_REQUEST)
 
 
 @functools.cache
@@ -185,9 +185,7 @@ _COMMENTS = page_statements(
     _COMMENT_COLUMNS, Note.__table__.outerjoin(_NOTE_AUTHOR, _NOTE_AUTHOR.id == Note.author_id),
     [Note.merge_request_id == bindparam("mr_id", type_=Integer)], (Note.id.asc(),),
 )  # fmt: skip
-_IN_PROJECT = select(MergeRequest.id).where(
-    MergeRequest.id == bindparam("id", type_=Integer), MergeRequest.target_project_id == bindparam("project_id", type_=Integer)
-)
+_IN_PROJECT = select(MergeRequest.id).where(*_THE_REQUEST)
 
 
 async def read_comments(db, project_id: int, mr_id: int, offset: int, limit: int) -> tuple[int, list[tuple]]:
