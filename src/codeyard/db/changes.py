@@ -1,5 +1,6 @@
 """Rows that identify callers, kept by a process while nothing says they changed
-(`services.identity` keeps the user row of a token here).
+(`services.identity` keeps the user row of a token here; `services.project_reads`, on PostgreSQL,
+the number of every project, which only inserts and deletes of projects change).
 
 What was read is kept with the *generation* current before it was read, and used while the
 generation is the same. What a generation is depends on the database:
