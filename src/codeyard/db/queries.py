@@ -3,6 +3,8 @@ session, or on the read path: `page_statements` built once, `read_page` awaited 
 
 from __future__ import annotations
 
+import functools
+
 from sqlalchemy import BigInteger, ColumnElement, Integer, Select, bindparam, func, or_, select, type_coerce
 from sqlalchemy.orm import Session
 
@@ -35,18 +37,32 @@ def api_text(column, name: str):
 
 def joined_columns(table, names: tuple[str, ...], prefix: str) -> tuple:
     """The columns NAMES of TABLE (an alias joined into a read path's statement), each labelled
-    PREFIX + name, its timestamps (`*_at`) as the API's text: `joined_part` takes them back."""
+    PREFIX + name and in that order, its timestamps (`*_at`) as the API's text: `joined_part`
+    takes them back."""
     return tuple(
         api_text(getattr(table, name), prefix + name) if name.endswith("_at") else getattr(table, name).label(prefix + name)
         for name in names
     )
 
 
-def joined_part(kind, row, at: slice):
-    """KIND (a named tuple of `joined_columns`' names) made of ROW's values AT, or None when the
-    outer join found no row (the first column, its id, is NULL)."""
+def joined_part(kind, row, prefix: str):
+    """KIND (a named tuple of `joined_columns`' names) made of ROW's columns labelled PREFIX + name,
+    or None when the outer join found no row (its first column, the id, is NULL)."""
+    at = _position(type(row), prefix, kind._fields)
     values = row[at]
     return None if values[0] is None else kind._make(values)
+
+
+@functools.cache
+def _position(row_type, prefix: str, names: tuple[str, ...]) -> slice:
+    """Where the columns PREFIX + NAMES are, in that order, in rows of ROW_TYPE (a statement's
+    named tuple, whose repeated names are renamed: a label taken twice is an error here)."""
+    labels = tuple(prefix + name for name in names)
+    start = row_type._fields.index(labels[0])
+    at = slice(start, start + len(labels))
+    if row_type._fields[at] != labels:
+        raise ValueError(f"the row's columns {row_type._fields[at]} are not {labels}")
+    return at
 
 
 def counted_page(session: Session, query: Select, offset: int, limit: int, *order_by) -> tuple[int, list]:

@@ -62,6 +62,7 @@ def action_name(event: Event) -> str:
 # --- the read path: a page of a project's events, no session ---------------------------------------
 
 _NOTE_FIELDS = ("id", "note", "merge_request_id", "commit_id", "created_at")
+_NoteColumns = namedtuple("NoteColumns", _NOTE_FIELDS)
 
 
 class EventNote(namedtuple("EventNote", (*_NOTE_FIELDS, "author"))):
@@ -81,13 +82,11 @@ _EVENT_COLUMNS = (
     Event.id, Event.project_id, Event.author_id, Event.action, Event.target_id, Event.target_type, Event.title,
     Event.data, api_text(Event.created_at, "created_at"),
 )  # fmt: skip
-_AUTHOR_COLUMNS = joined_columns(_EVENT_AUTHOR, CONTACT_FIELDS, "author_")
-_NOTE_COLUMNS = joined_columns(_NOTE, _NOTE_FIELDS, "note_")
-_AUTHOR_AT = slice(len(_EVENT_COLUMNS), len(_EVENT_COLUMNS) + len(_AUTHOR_COLUMNS))
-_NOTE_AT = slice(_AUTHOR_AT.stop, _AUTHOR_AT.stop + len(_NOTE_COLUMNS))
-_NOTE_AUTHOR_AT = slice(_NOTE_AT.stop, _NOTE_AT.stop + len(CONTACT_FIELDS))
 _PAGE = page_statements(
-    (*_EVENT_COLUMNS, *_AUTHOR_COLUMNS, *_NOTE_COLUMNS, *joined_columns(_NOTE_AUTHOR, CONTACT_FIELDS, "note_author_")),
+    (
+        *_EVENT_COLUMNS, *joined_columns(_EVENT_AUTHOR, CONTACT_FIELDS, "event_author_"),
+        *joined_columns(_NOTE, _NOTE_FIELDS, "note_"), *joined_columns(_NOTE_AUTHOR, CONTACT_FIELDS, "note_author_"),
+    ),
     Event.__table__.join(_EVENT_AUTHOR, _EVENT_AUTHOR.id == Event.author_id)
     .outerjoin(_NOTE, and_(Event.target_type == "Note", _NOTE.id == Event.target_id))
     .outerjoin(_NOTE_AUTHOR, _NOTE_AUTHOR.id == _NOTE.author_id),
@@ -101,9 +100,9 @@ async def read_page(db, project_id: int, offset: int, limit: int) -> tuple[int, 
     note)] of one page); the author a `Contact`, the note of a comment event an `EventNote` (None for
     other events, or when the note is gone)."""
     total, rows = await read_page_of(db, _PAGE, {"project_id": project_id, "offset": offset, "limit": limit})
-    return total, [(row, Contact._make(row[_AUTHOR_AT]), _note_of(row)) for row in rows]
+    return total, [(row, joined_part(Contact, row, "event_author_"), _note_of(row)) for row in rows]
 
 
 def _note_of(row) -> EventNote | None:
-    note = row[_NOTE_AT]
-    return None if note[0] is None else EventNote(*note, joined_part(Contact, row, _NOTE_AUTHOR_AT))
+    note = joined_part(_NoteColumns, row, "note_")
+    return None if note is None else EventNote(*note, joined_part(Contact, row, "note_author_"))

@@ -125,8 +125,6 @@ _LIST_COLUMNS = (
     _votes(UPVOTE).label("upvotes"), _votes(DOWNVOTE).label("downvotes"),
     *joined_columns(_AUTHOR, CONTACT_FIELDS, "author_"), *joined_columns(_ASSIGNEE, CONTACT_FIELDS, "assignee_"),
 )  # fmt: skip
-_AUTHOR_AT = slice(len(_LIST_COLUMNS) - 2 * len(CONTACT_FIELDS), len(_LIST_COLUMNS) - len(CONTACT_FIELDS))
-_ASSIGNEE_AT = slice(_AUTHOR_AT.stop, len(_LIST_COLUMNS))
 _LIST_SOURCE = (
     MergeRequest.__table__.outerjoin(_AUTHOR, _AUTHOR.id == MergeRequest.author_id)
     .outerjoin(_ASSIGNEE, _ASSIGNEE.id == MergeRequest.assignee_id)
@@ -172,7 +170,7 @@ async def read_one(db, project_id: int, mr_id: int):
 
 
 def _parts(row) -> tuple:
-    return row, joined_part(Contact, row, _AUTHOR_AT), joined_part(Contact, row, _ASSIGNEE_AT)
+    return row, joined_part(Contact, row, "author_"), joined_part(Contact, row, "assignee_")
 
 
 _NOTE_AUTHOR = aliased(User, name="note_author")
@@ -180,7 +178,6 @@ _COMMENT_COLUMNS = (
     Note.id, Note.note, Note.merge_request_id, literal(MERGE_REQUEST_NOTE).label("noteable_type"),
     api_text(Note.created_at, "created_at"), *joined_columns(_NOTE_AUTHOR, CONTACT_FIELDS, "author_"),
 )  # fmt: skip
-_NOTE_AUTHOR_AT = slice(len(_COMMENT_COLUMNS) - len(CONTACT_FIELDS), len(_COMMENT_COLUMNS))
 _COMMENTS = page_statements(
     _COMMENT_COLUMNS, Note.__table__.outerjoin(_NOTE_AUTHOR, _NOTE_AUTHOR.id == Note.author_id),
     [Note.merge_request_id == bindparam("mr_id", type_=Integer)], (Note.id.asc(),),
@@ -195,7 +192,7 @@ async def read_comments(db, project_id: int, mr_id: int, offset: int, limit: int
     if found is None:
         raise RecordNotFound()
     total, rows = await read_page_of(db, _COMMENTS, {"mr_id": mr_id, "offset": offset, "limit": limit})
-    return total, [(row, joined_part(Contact, row, _NOTE_AUTHOR_AT)) for row in rows]
+    return total, [(row, joined_part(Contact, row, "author_")) for row in rows]
 
 
 def votes(session: Session, mr_ids: list[int]) -> dict[int, tuple[int, int]]:

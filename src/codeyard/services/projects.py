@@ -462,17 +462,3 @@ def _in_namespaces(namespace_ids) -> Select:
 def starred(user_id: int) -> Select:
     return select(Star.project_id).where(Star.user_id == user_id)
 
-
-def visible(user) -> Select:
-    """Ids of every project USER may read: admins all; others their own plus internal/public."""
-    if user.is_admin:
-        return select(Project.id)
-    return open_to(user)
-
-
-def open_to(user) -> Select:
-    """Ids of the projects USER is a member of plus those open to any such user (internal/public),
-    admin or not: what GitLab's project search looks through."""
-    return select(Project.id).where(
-        or_(Project.id.in_(authorized(user.id)), Project.visibility_level.in_(policy.visible_levels_for(user)))
-    )

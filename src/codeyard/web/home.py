@@ -44,8 +44,8 @@ def _viewer(actor) -> str:
 
 
 def _visible(viewer: str):
-    """The condition on projects for what VIEWER may read (`services.projects.visible`; anonymous
-    visitors: the public ones, as in the API)."""
+    """The condition on projects for what VIEWER may read (admins every one; others
+    `project_reads.open_to_caller`; anonymous visitors the public ones, as in the API)."""
     if viewer == ANONYMOUS:
         return Project.visibility_level == PUBLIC
     if viewer == ADMIN:

@@ -152,8 +152,6 @@ _BUILD_COLUMNS = (
 )  # fmt: skip
 _USER_COLUMNS = joined_columns(_USER, _USER_FIELDS, "user_")
 _RUNNER_COLUMNS = joined_columns(Runner, _RUNNER_FIELDS, "runner_")
-_USER_AT = slice(len(_BUILD_COLUMNS), len(_BUILD_COLUMNS) + len(_USER_COLUMNS))
-_RUNNER_AT = slice(_USER_AT.stop, _USER_AT.stop + len(_RUNNER_COLUMNS))
 _COLUMNS = (*_BUILD_COLUMNS, *_USER_COLUMNS, *_RUNNER_COLUMNS)
 _SOURCE = Build.__table__.outerjoin(_USER, _USER.id == Build.user_id).outerjoin(Runner, Runner.id == Build.runner_id)
 _ONE = select(*_COLUMNS).select_from(_SOURCE).where(
@@ -196,7 +194,7 @@ async def read_one(db, project_id: int, build_id: int) -> tuple:
 
 
 def _parts(row) -> tuple:
-    return row, joined_part(BuildRunner, row, _RUNNER_AT), joined_part(BuildUser, row, _USER_AT)
+    return row, joined_part(BuildRunner, row, "runner_"), joined_part(BuildUser, row, "user_")
 
 
 async def commit_has_pipeline(db, project_id: int, sha: str) -> bool:
@@ -208,7 +206,6 @@ _STATUS_COLUMNS = (
     *(api_text(getattr(Build, name), name) for name in _TIMES),
     *_USER_COLUMNS,
 )  # fmt: skip
-_STATUS_USER_AT = slice(len(_STATUS_COLUMNS) - len(_USER_COLUMNS), len(_STATUS_COLUMNS))
 STATUS_FILTERS = ("ref", "stage", "name")
 
 
@@ -231,7 +228,7 @@ async def read_statuses(db, project_id: int, sha: str, filters: dict[str, str | 
     filtered = tuple(field for field in STATUS_FILTERS if filters.get(field))
     params = {"project_id": project_id, "sha": sha, **{field: filters[field] for field in filtered}, "offset": offset, "limit": limit}
     total, rows = await read_page_of(db, _status_statements(filtered, every), params)
-    return total, [(row, joined_part(BuildUser, row, _STATUS_USER_AT)) for row in rows]
+    return total, [(row, joined_part(BuildUser, row, "user_")) for row in rows]
 
 
 def runners_of(session: Session, found: Iterable[Build]) -> dict[int, Runner]:
