@@ -6,7 +6,7 @@ import pytest
 
 from codeyard.db.models import Event, ProtectedBranch
 
-from ..support import WorkingCopy
+from ..support import QueryCounter, WorkingCopy
 
 GUEST, REPORTER, DEVELOPER, MASTER = 10, 20, 30, 40
 
@@ -84,6 +84,24 @@ def test_protect_and_unprotect(api, alice, hosted, rt):
         assert [row.name for row in session.query(ProtectedBranch)] == ["master"]
     assert api.as_(alice).put(f"{base}/nope/protect").json() == {"message": "404 Branch Not Found"}
     assert api.as_(alice).put(f"{base}/nope/unprotect").json() == {"message": "404 Branch does not exist Not Found"}
+
+
+def test_branch_reads_need_no_session_and_show_what_writes_show(api, alice, hosted, rt):
+    """GET reads protections on the read path; its entity is the one protect answers from the model."""
+    project, _ = hosted
+    base = f"/projects/{project.id}/repository/branches"
+    written = api.as_(alice).put(f"{base}/master/protect", json={"developers_can_push": True}).json()
+    plain = api.as_(alice).put(f"{base}/feature/x/y/protect").json()
+    for path, expected in ((base, [plain, written]), (f"{base}/master", written), (f"{base}/feature/x/y", plain)):
+        with QueryCounter(rt) as counter:
+            assert api.as_(alice).get(path).json() == expected
+        assert counter.count == 0, counter.statements
+        assert len(counter.fast_reads) == 2, counter.fast_reads  # the project, its protections
+    assert written["protected"] is True and written["developers_can_push"] is True
+    assert plain["protected"] is True and plain["developers_can_push"] is False
+    api.as_(alice).put(f"{base}/master/unprotect")
+    assert api.as_(alice).get(f"{base}/master").json()["protected"] is False
+    assert api.as_(alice).get(f"{base}/nope").json() == {"message": "404 Branch Not Found"}
 
 
 def test_roles(api, alice, users, projects, hosted):

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from codeyard.db.models import Job, Project, ProjectHook, ProtectedBranch, User
 from codeyard.services import pushes
 
-from ..support import WorkingCopy
+from ..support import QueryCounter, WorkingCopy
 
 ZERO = "0" * 40
 
@@ -217,6 +217,33 @@ def test_tree_files_and_blobs(api, alice, setup):
     raw_blob = api.as_(alice).get(f"/projects/{project.id}/repository/raw_blobs/{file['blob_id']}")
     assert raw_blob.content == b"print(1)\n"
     assert api.as_(alice).get(f"/projects/{project.id}/repository/raw_blobs/{sha}").status_code == 404  # a commit, not a blob
+
+
+def test_repository_reads_use_the_guards_row_and_no_session(api, alice, setup, rt):
+    """git reads take the project's row the guard read: no session, one fast read (two for a
+    commit, whose CI status is read too); the default branch comes from that row."""
+    project, work = setup
+    first = work.commit("first", {"README.md": "hello\n"})
+    second = work.commit("second", {"README.md": "hello again\n", "src/app.py": "print(1)\n"})
+    work.git("checkout", "-q", "-b", "topic")
+    work.commit("on topic", {"topic.txt": "t\n"})
+    work.push("master", "topic")
+    blob = work.git("rev-parse", f"{second}:src/app.py")
+    base = f"/projects/{project.id}/repository"
+    reads = {
+        "/commits": 1, f"/commits/{second}": 2, f"/commits/{second}/diff": 1, "/contributors": 1,
+        f"/compare?from={first}&to={second}": 1, "/tree": 1, "/files?file_path=src/app.py&ref=master": 1,
+        "/blobs/master?filepath=README.md": 1, f"/raw_blobs/{blob}": 1, "/archive?format=zip": 1,
+    }  # fmt: skip
+    for path, fast in reads.items():
+        with QueryCounter(rt) as counter:
+            response = api.as_(alice).get(base + path)
+        assert response.status_code == 200, (path, response.text)
+        assert counter.count == 0, (path, counter.statements)
+        assert len(counter.fast_reads) == fast, (path, counter.fast_reads)
+    assert [c["id"] for c in api.as_(alice).get(base + "/commits").json()] == [second, first]
+    assert api.as_(alice).put(f"/projects/{project.id}", json={"default_branch": "topic"}).status_code == 200
+    assert [e["name"] for e in api.as_(alice).get(base + "/tree").json()] == ["src", "README.md", "topic.txt"]
 
 
 def test_commit_blob_is_the_older_path_of_blobs(api, alice, users, projects, setup):

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 class Ctx:
     """One request. Handlers read `args` (validated parameters), `actor` (the caller, a user row or
-    None), `project_id` and `project` (when a guard found it) and use `session`; they never see ASGI
-    details.
+    None), `project_row`, `project_id` and `project` (when a guard found it) and use `session`; they
+    never see ASGI details.
 
     The session's transaction is open from its first use to the end of the handler. An async
     handler must therefore finish its awaits (password hashing, git) before it first touches
@@ -40,7 +40,7 @@ class Ctx:
         self.args: dict[str, Any] = {}
         self.actor = None
         self.private_token: str | None = None  # the private token that authenticated the caller
-        self.project_id: int | None = None  # the project a guard found and checked (`project` loads its row)
+        self.project_row = None  # a project a guard found and checked (a `project_reads` row; `project` loads the model)
         self.access = None  # the caller's access to that project, set by the same guard
         self._project = None
         self.group_row = None  # a group a guard found (the group entity's columns; `group` loads the model)
@@ -125,6 +125,10 @@ class Ctx:
             if self._project is None:
                 raise NotFound("Project")
         return self._project
+
+    @property
+    def project_id(self) -> int | None:
+        return None if self.project_row is None else self.project_row.id
 
     @property
     def group_id(self) -> int | None:

@@ -7,6 +7,8 @@ a readable project without ABILITY is 403.
 
 from __future__ import annotations
 
+from sqlalchemy import Row
+
 from ..db.models import Project
 from ..errors import Forbidden, NotFound
 from ..policies import groups as group_policy
@@ -24,12 +26,12 @@ def find_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tup
     return row.id, access
 
 
-async def find_project_awaited(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[int, Access]:
-    """`find_project` for a coroutine (`project_reads.find_awaited`: PostgreSQL's round trip does not
-    hold the loop)."""
+async def find_project_awaited(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[Row, Access]:
+    """(row, access) of the project named by PARAM, as `find_project` checks it, for a coroutine:
+    `project_reads.find_awaited` (PostgreSQL's round trip does not hold the loop)."""
     row = await project_reads.find_awaited(ctx.rt.db, ctx.path_params[param], ctx.actor)
     access = readable(ctx, row, not_found)
-    return row.id, access
+    return row, access
 
 
 def readable(ctx: Ctx, row, not_found: str = "Project") -> Access:
@@ -51,12 +53,13 @@ def load_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tup
 
 
 def project_guard(*abilities: str):
-    """Find the project and require every one of ABILITIES (default: reading it); its row is loaded
-    only when the handler reads `ctx.project`."""
+    """Find the project and require every one of ABILITIES (default: reading it). The handler gets
+    its entity row (`ctx.project_row`: what repository reads need); the model is loaded only when
+    it reads `ctx.project`."""
     needed = abilities or (policy.READ_PROJECT,)
 
     async def guard(ctx: Ctx) -> None:
-        ctx.project_id, ctx.access = await find_project_awaited(ctx)
+        ctx.project_row, ctx.access = await find_project_awaited(ctx)
         if not all(ctx.access.can(ability) for ability in needed):
             raise Forbidden()
 

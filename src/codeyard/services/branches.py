@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import Integer, Row, bindparam, select
 from sqlalchemy.orm import Session
 
 from ..db.models import Project, ProtectedBranch
@@ -18,14 +18,14 @@ from ..errors import BadRequest, CodeyardError, NotFound
 from ..git import repo
 from ..git.refs import HEADS, ZERO_SHA, is_branch_name
 from . import pushes
-from .repository import path_of, reading
+from .repository import ProjectRef, path_of, reading
 
 
 @dataclass(frozen=True)
 class Branch:
     name: str
     commit: repo.CommitInfo
-    protection: ProtectedBranch | None
+    protection: ProtectedBranch | Row | None  # a row of `read_protections` on the read path
 
 
 class BranchError(CodeyardError):
@@ -36,17 +36,20 @@ class BranchError(CodeyardError):
         super().__init__(message)
 
 
-def protections(session: Session, project: Project) -> dict[str, ProtectedBranch]:
+def protections(session: Session, project: ProjectRef) -> dict[str, ProtectedBranch]:
     rows = session.scalars(select(ProtectedBranch).where(ProtectedBranch.project_id == project.id))
     return {row.name: row for row in rows}
 
 
-def page(session: Session, rt, project: Project, offset: int, limit: int) -> tuple[int, list[Branch]]:
-    """(number of branches, one page of them sorted by name)."""
-    protected = protections(session, project)
-    with reading(project.id, "Repository"):
-        total, found = repo.branches(path_of(rt, project), offset, limit)
-    return total, [Branch(name, info, protected.get(name)) for name, info in found]
+_PROTECTIONS = select(ProtectedBranch.name, ProtectedBranch.developers_can_push).where(
+    ProtectedBranch.project_id == bindparam("project_id", type_=Integer)
+)
+
+
+async def read_protections(db, project_id: int) -> dict[str, Row]:
+    """name -> (name, developers_can_push) of the project's protected branches, on the read path
+    (`Database.loop_all`): what `Branch.protection` shows."""
+    return {row.name: row for row in await db.loop_all(_PROTECTIONS, {"project_id": project_id})}
 
 
 def checked_name(name: str) -> str:
@@ -56,12 +59,17 @@ def checked_name(name: str) -> str:
     return name
 
 
-def get(session: Session, rt, project: Project, name: str, missing: str = "Branch") -> Branch:
+def tip(rt, project: ProjectRef, name: str, missing: str = "Branch") -> repo.CommitInfo:
+    """The commit at the tip of branch NAME; 404 `404 <MISSING> Not Found` without one."""
     with reading(project.id, missing):
         info = repo.branch(path_of(rt, project), name)
     if info is None:
         raise NotFound(missing)
-    return Branch(name, info, protections(session, project).get(name))
+    return info
+
+
+def get(session: Session, rt, project: Project, name: str, missing: str = "Branch") -> Branch:
+    return Branch(name, tip(rt, project, name, missing), protections(session, project).get(name))
 
 
 def protect(session: Session, rt, project: Project, name: str, developers_can_push: bool | None = None) -> Branch:

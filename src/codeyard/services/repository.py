@@ -1,4 +1,8 @@
-"""Reading a project's repository for the API: commits, trees, files; git errors become API errors."""
+"""Reading a project's repository for the API: commits, trees, files; git errors become API errors.
+
+The reads take a `ProjectRef`: the project's model, or the entity row a guard or a page already
+read (`services.project_reads`), so a read needs no session.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,25 @@ from collections.abc import AsyncIterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from ..db.models import Project
 from ..errors import NotFound, RepositoryUnavailable
 from ..git import content, diffs, repo, storage
 
 log = logging.getLogger("codeyard.repository")
 
 
-def path_of(rt, project: Project) -> Path:
+class ProjectRef(Protocol):
+    """What the reads use of a project: a `db.models.Project` or a `project_reads` row."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def head_branch(self) -> str: ...
+
+
+def path_of(rt, project: ProjectRef) -> Path:
     return path_by_id(rt, project.id)
 
 
@@ -36,7 +50,7 @@ def reading(project_id: int, missing: str):
         raise RepositoryUnavailable() from None
 
 
-def commits(rt, project: Project, ref: str | None, offset: int, limit: int) -> tuple[int, list[repo.CommitInfo]]:
+def commits(rt, project: ProjectRef, ref: str | None, offset: int, limit: int) -> tuple[int, list[repo.CommitInfo]]:
     """(total, one page) of the commits REF reaches, newest first; an empty repository has none."""
     path = path_of(rt, project)
     ref = ref or project.head_branch
@@ -48,7 +62,7 @@ def commits(rt, project: Project, ref: str | None, offset: int, limit: int) -> t
         return repo.count_commits(path, ref), repo.log(path, ref, offset, limit)
 
 
-def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
+def commit(rt, project: ProjectRef, sha: str) -> repo.CommitInfo:
     return commit_by_id(rt, project.id, sha)
 
 
@@ -58,7 +72,7 @@ def commit_by_id(rt, project_id: int, sha: str) -> repo.CommitInfo:
         return repo.commit(path_by_id(rt, project_id), sha)
 
 
-def contributors(rt, project: Project) -> list[repo.Contributor]:
+def contributors(rt, project: ProjectRef) -> list[repo.Contributor]:
     """Authors of the default branch (its newest 2000 non-merge commits); none in an empty repository."""
     path = path_of(rt, project)
     if not repo.branch_names(path):
@@ -69,19 +83,19 @@ def contributors(rt, project: Project) -> list[repo.Contributor]:
         return repo.contributors(path, project.head_branch)
 
 
-def archive_source(rt, project: Project, ref: str | None) -> tuple[Path, str]:
+def archive_source(rt, project: ProjectRef, ref: str | None) -> tuple[Path, str]:
     """(repository path, commit SHA) to archive: REF, or the default branch's tip."""
     path = path_of(rt, project)
     with reading(project.id, "Commit" if ref else "Repository"):
         return path, repo.commit_id(path, ref or project.head_branch)
 
 
-def commit_diff(rt, project: Project, sha: str) -> list[diffs.FileDiff]:
+def commit_diff(rt, project: ProjectRef, sha: str) -> list[diffs.FileDiff]:
     with reading(project.id, "Commit"):
         return diffs.commit_diff(path_of(rt, project), sha)
 
 
-def compare(rt, project: Project, base: str, head: str) -> diffs.Comparison:
+def compare(rt, project: ProjectRef, base: str, head: str) -> diffs.Comparison:
     with reading(project.id, "Commit"):
         found = diffs.compare(path_of(rt, project), base, head)
     if found.timed_out:
@@ -89,30 +103,30 @@ def compare(rt, project: Project, base: str, head: str) -> diffs.Comparison:
     return found
 
 
-def tree(rt, project: Project, ref: str | None, subpath: str) -> list[repo.TreeEntry]:
+def tree(rt, project: ProjectRef, ref: str | None, subpath: str) -> list[repo.TreeEntry]:
     with reading(project.id, "Tree"):
         return repo.tree(path_of(rt, project), ref or project.head_branch, subpath)
 
 
-def file_blob(rt, project: Project, ref: str, file_path: str) -> content.Blob:
+def file_blob(rt, project: ProjectRef, ref: str, file_path: str) -> content.Blob:
     """The file's blob at REF, sized, not read."""
     with reading(project.id, "File"):
         return content.file_at(path_of(rt, project), ref, file_path)
 
 
-def file_at(rt, project: Project, ref: str, file_path: str) -> tuple[content.Blob, str | None]:
+def file_at(rt, project: ProjectRef, ref: str, file_path: str) -> tuple[content.Blob, str | None]:
     """The file's blob (sized, not read) and the last commit that changed it."""
     found = file_blob(rt, project, ref, file_path)
     with reading(project.id, "File"):
         return found, repo.last_commit_for(path_of(rt, project), ref, file_path)
 
 
-def blob(rt, project: Project, sha: str) -> content.Blob:
+def blob(rt, project: ProjectRef, sha: str) -> content.Blob:
     with reading(project.id, "Blob"):
         return content.blob_by_id(path_of(rt, project), sha)
 
 
-def blob_content(rt, project: Project, found: content.Blob) -> bytes:
+def blob_content(rt, project: ProjectRef, found: content.Blob) -> bytes:
     """The whole content of a blob small enough to hold (see `content.Blob.streamed`)."""
     with reading(project.id, "Blob"):
         return content.read(found)
@@ -124,13 +138,13 @@ def blob_chunks(found: content.Blob, encoded: bool = False) -> AsyncIterator[byt
     return content.base64_chunks(chunks) if encoded else chunks
 
 
-def split_ref(rt, project: Project, text: str) -> tuple[str, str]:
+def split_ref(rt, project: ProjectRef, text: str) -> tuple[str, str]:
     """(ref, path) of a web page's `<ref>/<path>`; 404 when no leading part names a commit."""
     with reading(project.id, "Ref"):
         return repo.split_ref(path_of(rt, project), text)
 
 
-def tags(rt, project: Project, offset: int, limit: int) -> tuple[int, list[repo.Tag]]:
+def tags(rt, project: ProjectRef, offset: int, limit: int) -> tuple[int, list[repo.Tag]]:
     with reading(project.id, "Repository"):
         return repo.tags(path_of(rt, project), offset, limit)
 
@@ -148,13 +162,13 @@ class Overview:
     readme: tuple[str, bytes | None] | None = None  # (name, content; None when too big to show)
 
 
-def default_tip(rt, project: Project) -> str | None:
+def default_tip(rt, project: ProjectRef) -> str | None:
     """The commit id at the tip of the default branch; None before anything was pushed to it."""
     with reading(project.id, "Repository"):
         return repo.branch_id(path_of(rt, project), project.head_branch)
 
 
-def overview(rt, project: Project, tip: str | None) -> Overview:
+def overview(rt, project: ProjectRef, tip: str | None) -> Overview:
     """The last commit (TIP, the default branch's `default_tip`), its top directory and README
     (read only when small). All of it depends on TIP only."""
     if tip is None:
@@ -172,10 +186,7 @@ def overview(rt, project: Project, tip: str | None) -> Overview:
     return Overview(False, last, tuple(entries), readme)
 
 
-def branches(rt, project: Project, offset: int, limit: int) -> tuple[int, list[tuple[str, repo.CommitInfo]]]:
+def branches(rt, project: ProjectRef, offset: int, limit: int) -> tuple[int, list[tuple[str, repo.CommitInfo]]]:
     """(number of branches, one page of (name, tip)) sorted by name; an empty repository has none."""
-    path = path_of(rt, project)
-    if not repo.branch_names(path):
-        return 0, []
     with reading(project.id, "Repository"):
-        return repo.branches(path, offset, limit)
+        return repo.branches(path_of(rt, project), offset, limit)

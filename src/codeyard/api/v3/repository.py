@@ -39,9 +39,9 @@ REPOSITORY = "/projects/:id/repository"
 
 
 async def _read(ctx: Ctx, read, *args):
-    """READ(rt, project, *ARGS) off the event loop, so a slow git never holds up other requests;
-    the read transaction ends first (git needs no database)."""
-    return await ctx.off_loop(read, ctx.rt, ctx.project, *args)
+    """READ(rt, project, *ARGS) off the event loop, so a slow git never holds up other requests.
+    The project is the guard's row: git needs no session."""
+    return await ctx.off_loop(read, ctx.rt, ctx.project_row, *args)
 
 
 @API.get(
@@ -60,7 +60,7 @@ async def list_commits(ctx: Ctx) -> paging.Page[RepoCommit]:
 @API.get(REPOSITORY + "/commits/:sha", guards=READ, summary="A commit")
 async def get_commit(ctx: Ctx) -> RepoCommitDetail:
     info = await _read(ctx, repository.commit, ctx.path_params["sha"])
-    return repo_commit_detail(info, pipelines.commit_status(ctx.session, ctx.project.id, info.id))
+    return repo_commit_detail(info, await pipelines.read_commit_status(ctx.rt.db, ctx.project_id, info.id))
 
 
 @API.get(REPOSITORY + "/commits/:sha/diff", guards=READ, summary="What a commit changed against its first parent")
@@ -113,7 +113,7 @@ async def get_file(ctx: Ctx) -> shapes.RepoFile:
     head = {"file_name": file_path.rsplit("/", 1)[-1], "file_path": file_path, "size": found.size, "encoding": "base64"}
     tail = {"ref": ref, "blob_id": found.id, "commit_id": found.commit_id, "last_commit_id": last}
     if not found.streamed:
-        data = await run_in_threadpool(repository.blob_content, ctx.rt, ctx.project, found)
+        data = await run_in_threadpool(repository.blob_content, ctx.rt, ctx.project_row, found)
         return {**head, "content": base64.b64encode(data).decode(), **tail}
     return StreamingResponse(_json_around(head, repository.blob_chunks(found, encoded=True), tail),
                              media_type="application/json")  # fmt: skip
@@ -145,8 +145,8 @@ ARCHIVE_FORMATS = {
 async def get_archive(ctx: Ctx):
     path, sha = await _read(ctx, repository.archive_source, ctx.args.get("sha"))
     git_format, extension, media_type = ARCHIVE_FORMATS[ctx.args.get("format", "tar.gz")]
-    name = f"{ctx.project.path}-{sha}"
-    handle = await ctx.rt.archives.open(path, ctx.project.id, sha, git_format, name, f"{name}.{extension}")
+    name = f"{ctx.project_row.path}-{sha}"
+    handle = await ctx.rt.archives.open(path, ctx.project_id, sha, git_format, name, f"{name}.{extension}")
     headers = {"content-disposition": f'attachment; filename="{name}.{extension}"',
                "content-length": str(os.fstat(handle.fileno()).st_size)}  # fmt: skip
     return StreamingResponse(_file_chunks(handle), media_type=media_type, headers=headers)
@@ -213,7 +213,7 @@ async def _raw(ctx: Ctx, found) -> Response:
     if found.streamed:
         headers = {**RAW_HEADERS, "content-length": str(found.size)}
         return StreamingResponse(repository.blob_chunks(found), media_type=RAW_TYPE, headers=headers)
-    data = await run_in_threadpool(repository.blob_content, ctx.rt, ctx.project, found)
+    data = await run_in_threadpool(repository.blob_content, ctx.rt, ctx.project_row, found)
     return Response(data, media_type=RAW_TYPE, headers=RAW_HEADERS)
 
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from sqlalchemy import func, select
+from sqlalchemy import Integer, String, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from ...db.models import Build, Pipeline, Project, is_id, utcnow
@@ -125,10 +125,23 @@ def builds_unfinished(session: Session, project_id: int | None, sha: str) -> boo
     return project_id is not None and session.scalar(query.limit(1)) is not None
 
 
+_NEWEST_STATUS = (
+    select(Pipeline.status)
+    .where(Pipeline.project_id == bindparam("project_id", type_=Integer), Pipeline.sha == bindparam("sha", type_=String))
+    .order_by(Pipeline.id.desc())
+    .limit(1)
+)
+
+
 def commit_status(session: Session, project_id: int, sha: str) -> str | None:
     """The CI status of a commit: its newest pipeline's (None without one)."""
-    query = select(Pipeline.status).where(Pipeline.project_id == project_id, Pipeline.sha == sha)
-    return session.scalar(query.order_by(Pipeline.id.desc()).limit(1))
+    return session.scalar(_NEWEST_STATUS, {"project_id": project_id, "sha": sha})
+
+
+async def read_commit_status(db, project_id: int, sha: str) -> str | None:
+    """`commit_status` on the read path (`Database.loop_first`), no session."""
+    row = await db.loop_first(_NEWEST_STATUS, {"project_id": project_id, "sha": sha})
+    return None if row is None else row.status
 
 
 def commit_statuses(session: Session, project_id: int | None, shas) -> dict[str, str]:
