@@ -176,10 +176,18 @@ def test_trace(rt, api, alice, setup):
         project_row = session.get(Project, project.id)
         token = project_service.runners_token(rt.secret_key, project_row)
         traces.replace(rt, session.get(Build, build["id"]), f"$ git clone http://gitlab-ci-token:{token}@host/x\nok\n".encode())
-    got = api.as_(alice).get(f"/projects/{project.id}/builds/{build['id']}/trace")
+    with QueryCounter(rt) as counter:
+        got = api.as_(alice).get(f"/projects/{project.id}/builds/{build['id']}/trace")
     assert got.status_code == 200 and got.headers["content-type"].startswith("text/plain")
     assert got.headers["content-disposition"] == f'infile; filename="{build["id"]}.log"'
     assert got.content == b"$ git clone http://gitlab-ci-token:xxxxxx@host/x\nok\n"
+    assert counter.count == 0 and len(counter.fast_reads) == 2  # the project (the guard) and the build
+    with rt.db.transaction() as session:  # a running build's trace grows: the size read is the new one
+        running = session.get(Build, build["id"])
+        traces.append(rt, running, running.trace_size, b"more\n")
+    assert api.as_(alice).get(f"/projects/{project.id}/builds/{build['id']}/trace").content.endswith(b"ok\nmore\n")
+    assert api.as_(alice).get(f"/projects/{project.id}/builds/{2**40}/trace").json() == {"message": "404 Not Found"}
+    assert api.as_(alice).get(f"/projects/{project.id}/builds/x/trace").json() == {"message": "404 Not Found"}
 
 
 def test_the_read_path_reads_each_build_as_its_model_renders(rt, api, alice, setup):

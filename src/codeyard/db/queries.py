@@ -8,7 +8,7 @@ import functools
 from sqlalchemy import BigInteger, ColumnElement, Integer, Select, bindparam, func, or_, select, type_coerce
 from sqlalchemy.orm import Session
 
-from .models.base import UtcIsoText
+from .models.base import UtcIsoText, is_id
 
 
 def matches_text(text: str, *columns) -> ColumnElement[bool]:
@@ -84,6 +84,15 @@ def page_statements(columns, source, conditions, order_by) -> tuple[Select, Sele
     total = count.correlate(None).scalar_subquery().label("total")
     page = select(*columns, total).select_from(source).where(*conditions).order_by(*order_by).limit(LIMIT).offset(OFFSET)
     return count, page
+
+
+async def read_row(db, statement: Select, params: dict, ident: int, missing: type[Exception]):
+    """The first row of STATEMENT with PARAMS, awaited on the loop; MISSING raised when there is
+    none, or at once (no query can overflow) when IDENT, the id PARAMS look up, can name no row."""
+    row = await db.loop_first(statement, params) if is_id(ident) else None
+    if row is None:
+        raise missing()
+    return row
 
 
 async def read_page(db, statements: tuple[Select, Select], params: dict) -> tuple[int, list]:

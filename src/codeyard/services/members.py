@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, contains_eager, joinedload
 
 from ..db.models import Project, ProjectMember, User, is_id
-from ..db.queries import counted_page, like_pattern, matches_pattern, matches_text, page_statements
+from ..db.queries import counted_page, like_pattern, matches_pattern, matches_text, page_statements, read_row
 from ..db.queries import read_page as read_page_of
 from ..errors import Forbidden, NotFound, RecordNotFound
 from ..policies import projects as policy
@@ -86,11 +86,7 @@ async def read_page(db, model, owner_id: int, query: str | None, offset: int, li
 
 async def read_one(db, model, owner_id: int, user_id: int):
     """The row of USER_ID's membership of project or group OWNER_ID; 404 `404 Not found` when none."""
-    params = {"owner_id": owner_id, "user_id": user_id}
-    row = await db.loop_first(_one_statement(model), params) if is_id(user_id) else None
-    if row is None:
-        raise RecordNotFound()
-    return row
+    return await read_row(db, _one_statement(model), {"owner_id": owner_id, "user_id": user_id}, user_id, RecordNotFound)
 
 
 def find(session: Session, project: Project, user_id: int) -> ProjectMember | None:

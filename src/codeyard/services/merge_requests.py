@@ -33,7 +33,7 @@ from ..db.models.merge_requests import (
     REOPENED,
     UNCHECKED,
 )  # fmt: skip
-from ..db.queries import api_text, counted_page, joined_columns, joined_part, page_statements
+from ..db.queries import api_text, counted_page, joined_columns, joined_part, page_statements, read_row
 from ..db.queries import read_page as read_page_of
 from ..entities import merge_request_hooks as hook_entities
 from ..entities.common import View
@@ -163,10 +163,7 @@ async def read_page(db, project_id: int, *, state: str | None, order_by: str, so
 async def read_one(db, project_id: int, mr_id: int):
     """`find` on the read path: (row, author, assignee) as `read_page` gives them, of project
     PROJECT_ID's request MR_ID; 404 `404 Not found` otherwise."""
-    row = await db.loop_first(_ONE, {"id": mr_id, "project_id": project_id}) if is_id(mr_id) else None
-    if row is None:
-        raise RecordNotFound()
-    return _parts(row)
+    return _parts(await read_row(db, _ONE, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound))
 
 
 def _parts(row) -> tuple:
@@ -188,9 +185,7 @@ _IN_PROJECT = select(MergeRequest.id).where(*_THE_REQUEST)
 async def read_comments(db, project_id: int, mr_id: int, offset: int, limit: int) -> tuple[int, list[tuple]]:
     """`comments` on the read path, of project PROJECT_ID's request MR_ID (404 `404 Not found`
     otherwise): (total, [(row, author)] of one page), the author None or its columns (`Contact`)."""
-    found = await db.loop_first(_IN_PROJECT, {"id": mr_id, "project_id": project_id}) if is_id(mr_id) else None
-    if found is None:
-        raise RecordNotFound()
+    await read_row(db, _IN_PROJECT, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
     total, rows = await read_page_of(db, _COMMENTS, {"mr_id": mr_id, "offset": offset, "limit": limit})
     return total, [(row, joined_part(Contact, row, "author_")) for row in rows]
 

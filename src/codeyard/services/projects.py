@@ -108,8 +108,8 @@ def could_have_deleted(session: Session, user, tombstone: Tombstone) -> bool:
 # --- tokens ---------------------------------------------------------------------------------------
 
 
-def runners_token(secret_key: bytes, project: Project) -> str:
-    """The project's runners token: derived from the server's secret key and a per-project nonce,
+def runners_token(secret_key: bytes, project) -> str:
+    """The runners token of PROJECT (the model or a `project_reads` row): derived from the server's secret key and a per-project nonce,
     so only its digest is stored and yet admins of the project can be shown it again."""
     return _derived_token(secret_key, project.runners_token_nonce)
 

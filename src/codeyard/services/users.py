@@ -16,7 +16,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from ..db.models import OWNER, GroupMember, Namespace, Tombstone, User, is_id, utcnow
-from ..db.queries import like_pattern, matches_pattern, page_statements, read_page
+from ..db.queries import like_pattern, matches_pattern, page_statements, read_page, read_row
 from ..errors import Conflict, Invalid, NotFound, RecordNotFound
 from . import settings as settings_service
 from .identity import PERSONAL_PROJECTS, USER_BY_ID_OR_USERNAME, USER_COLUMNS
@@ -233,10 +233,7 @@ async def read_directory(db, *, text: str | None, username: str | None, active_o
 
 async def read_record(db, user_id: int):
     """USER_ID's row, as `read_directory` gives it; 404 `404 Not found` when there is none."""
-    row = await db.loop_first(USER_BY_ID_OR_USERNAME, {"id": user_id, "username": None}) if is_id(user_id) else None
-    if row is None:
-        raise RecordNotFound()
-    return row
+    return await read_row(db, USER_BY_ID_OR_USERNAME, {"id": user_id, "username": None}, user_id, RecordNotFound)
 
 
 def caller_can_create_project(caller) -> bool:

@@ -40,7 +40,7 @@ def list_page(ctx: Ctx) -> Response:
 
 def _trace(ctx: Ctx, p: ProjectPage, build) -> bytes:
     token = project_service.runners_token(ctx.rt.secret_key, p.project)
-    return builds.masked_trace(ctx.rt, p.project, build, token)
+    return builds.masked_trace(ctx.rt, build, token)
 
 
 def _find(ctx: Ctx, p: ProjectPage):

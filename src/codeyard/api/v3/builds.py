@@ -92,8 +92,8 @@ async def retry_build(ctx: Ctx) -> Build:
 
 @API.get(SINGLE + "/trace", guards=READ, summary="The build's log as text/plain, the project's runners token masked")
 async def get_trace(ctx: Ctx):
-    found = builds.find(ctx.session, ctx.project, ctx.path_int("build_id", NotFound))
-    token = projects.runners_token(ctx.rt.secret_key, ctx.project)
-    data = await ctx.off_loop(builds.masked_trace, ctx.rt, ctx.project, found, token)
+    found = await builds.read_traced(ctx.rt.db, ctx.project_id, ctx.path_int("build_id", NotFound))
+    token = projects.runners_token(ctx.rt.secret_key, ctx.project_row)
+    data = await ctx.off_loop(builds.masked_trace, ctx.rt, found, token)
     headers = {"content-disposition": f'infile; filename="{found.id}.log"', "x-content-type-options": "nosniff"}
     return Response(data, media_type="text/plain; charset=utf-8", headers=headers)

@@ -16,13 +16,13 @@ from collections import namedtuple
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Integer, String, bindparam, or_, select, type_coerce, update
+from sqlalchemy import Integer, Row, String, bindparam, or_, select, type_coerce, update
 from sqlalchemy.orm import Session, aliased, joinedload
 from sqlalchemy.types import NullType
 
 from ...db.models import Build, Pipeline, Project, Runner, User, is_id, utcnow
 from ...db.models.ci import ACTIVE_STATES, BUILD_STATES, CANCELED, FAILED, RUNNING, SUCCESS
-from ...db.queries import api_text, counted_page, joined_columns, joined_part, page_statements
+from ...db.queries import api_text, counted_page, joined_columns, joined_part, page_statements, read_row
 from ...db.queries import read_page as read_page_of
 from ...entities.builds import build_hook_payload
 from ...errors import BadRequest, Forbidden, NotFound
@@ -154,9 +154,9 @@ _USER_COLUMNS = joined_columns(_USER, _USER_FIELDS, "user_")
 _RUNNER_COLUMNS = joined_columns(Runner, _RUNNER_FIELDS, "runner_")
 _COLUMNS = (*_BUILD_COLUMNS, *_USER_COLUMNS, *_RUNNER_COLUMNS)
 _SOURCE = Build.__table__.outerjoin(_USER, _USER.id == Build.user_id).outerjoin(Runner, Runner.id == Build.runner_id)
-_ONE = select(*_COLUMNS).select_from(_SOURCE).where(
-    Build.id == bindparam("id", type_=Integer), Build.project_id == bindparam("project_id", type_=Integer)
-)
+_THIS_BUILD = (Build.id == bindparam("id", type_=Integer), Build.project_id == bindparam("project_id", type_=Integer))
+_ONE = select(*_COLUMNS).select_from(_SOURCE).where(*_THIS_BUILD)
+_TRACED = select(Build.id, Build.project_id, Build.trace_size).where(*_THIS_BUILD)
 _PIPELINE_OF_COMMIT = select(Pipeline.id).where(
     Pipeline.project_id == bindparam("project_id", type_=Integer), Pipeline.sha == bindparam("sha", type_=String)
 ).limit(1)
@@ -187,10 +187,12 @@ async def read_page(db, project_id: int, states: list[str], offset: int, limit: 
 
 async def read_one(db, project_id: int, build_id: int) -> tuple:
     """`find` on the read path: (row, runner, user) as `read_page` gives them; 404 `404 Not Found`."""
-    row = await db.loop_first(_ONE, {"id": build_id, "project_id": project_id}) if is_id(build_id) else None
-    if row is None:
-        raise NotFound()
-    return _parts(row)
+    return _parts(await read_row(db, _ONE, {"id": build_id, "project_id": project_id}, build_id, NotFound))
+
+
+async def read_traced(db, project_id: int, build_id: int):
+    """What `masked_trace` reads of a build (id, project_id, trace_size), on the read path; 404 as `read_one`."""
+    return await read_row(db, _TRACED, {"id": build_id, "project_id": project_id}, build_id, NotFound)
 
 
 def _parts(row) -> tuple:
@@ -258,8 +260,9 @@ def find(session: Session, project: Project, build_id: int) -> Build:
     return build
 
 
-def masked_trace(rt, project: Project, build: Build, runners_token: str) -> bytes:
-    """The trace with the project's runners token replaced by `xxxxxx`."""
+def masked_trace(rt, build: Build | Row, runners_token: str) -> bytes:
+    """The trace with the project's runners token replaced by `xxxxxx` (BUILD: the model or a
+    `read_traced` row)."""
     data = traces.read(rt, build)
     return data.replace(runners_token.encode(), MASK) if runners_token else data
 
