@@ -23,7 +23,6 @@ from sqlalchemy import select
 from codeyard import config
 from codeyard.db.engine import Prepared
 from codeyard.db.models import User
-from codeyard.policies import projects as policy
 from codeyard.runtime import Runtime
 from codeyard.services import project_reads, projects
 from common import PYTHON
@@ -55,14 +54,8 @@ def main() -> None:
         session.expunge(user)
     for scope in args.scopes:
         query = project_reads.Query(scope, user, projects.Filters())
-        open_only = scope in (project_reads.STARRED, project_reads.GROUP) and not user.is_admin
-        first_rows = scope == project_reads.MEMBER and db.is_sqlite  # as `project_reads.page` for a first page
-        statements = project_reads._page_statements(
-            scope, open_only, False, False, False, project_reads._order(query), db.is_sqlite, first_rows
-        )
-        params = {"user_id": user.id, "min_level": policy.INTERNAL, "group_id": None, "archived": None, "pattern": None,
-                  "name_pattern": None, "visibility": None, "limit": 100, "offset": 0, "window": 100}  # fmt: skip
-        for label, statement in zip(("count", "rows"), statements, strict=True):
+        count, rows, params, _every = project_reads.page_plan(db, query, 0, 100)  # the first page, as a server runs it
+        for label, statement in ((("count", count), ("rows", rows))):
             if args.explain:
                 explain(db, connection, statement, params, f"{scope} {label}")
             times = []

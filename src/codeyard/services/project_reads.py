@@ -24,6 +24,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Integer,
+    Select,
     and_,
     any_,
     bindparam,
@@ -512,6 +513,18 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
     loop: `Database.fast_all_at_once`): one statement, a count only past the last page. On
     PostgreSQL every project's page leaves its count out and takes the number kept (EVERY_PROJECT):
     counting 10,000 projects was a third of PostgreSQL's time on the page."""
+    count, rows, params, every = page_plan(db, query, offset, limit)
+    if every:
+        return db.identity.cached(EVERY_PROJECT, lambda: db.fast_first(count, params)[0]), db.fast_all_at_once(rows, params)
+    found = db.fast_all_at_once(rows, params)  # each row carries the total (`_page_statements`)
+    if found:
+        return found[0].total, found
+    return (db.fast_first(count, params)[0] if offset else 0), found
+
+
+def page_plan(db, query: Query, offset: int, limit: int) -> tuple[Select, Select, dict, bool]:
+    """(count statement, page statement, their parameters, whether the count is every project's)
+    of one page of QUERY: what `page` runs (bench/projects_list_plans.py explains them)."""
     user, filters = query.user, query.filters
     # GitLab's visibility for lists that are not the caller's own: admins see every project except
     # in the name search, which looks through memberships and internal/public projects for anyone.
@@ -537,9 +550,4 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
         "window": offset + limit,
         "walk_budget": (offset + limit) * WALK_ROWS,
     }
-    if every:
-        return db.identity.cached(EVERY_PROJECT, lambda: db.fast_first(count, params)[0]), db.fast_all_at_once(rows, params)
-    found = db.fast_all_at_once(rows, params)  # each row carries the total (`_page_statements`)
-    if found:
-        return found[0].total, found
-    return (db.fast_first(count, params)[0] if offset else 0), found
+    return count, rows, params, every
