@@ -20,6 +20,6 @@ from ..registry import API
 def download(ctx: Ctx):
     build_id = ctx.path_int("build_id")
     build = ctx.session.get(Build, build_id) if is_id(build_id) else None
-    if build is None or build.project_id != ctx.project.id:
+    if build is None or build.project_id != ctx.project_id:
         raise RecordNotFound()
     return artifacts_response(ctx, build)
