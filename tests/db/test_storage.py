@@ -101,7 +101,12 @@ def test_fast_path_reads_what_sqlalchemy_reads(rt, users):
     with rt.db.session() as session:
         slow = session.execute(USER_BY_TOKEN, {"digest": digest, "kind": "private"}).one()
     assert tuple(fast) == tuple(slow)
-    assert fast.created_at.tzinfo is not None and fast.is_admin is False and fast.username == "alice"
+    assert fast.is_admin is False and fast.username == "alice"
+    with rt.db.session() as session:
+        model = session.get(User, fast.id)
+        assert fast.created_at == iso(model.created_at)  # the caller's timestamps come as the API's text
+    (moment,) = rt.db.fast_first(select(User.created_at).where(User.id == fast.id), {})
+    assert moment == model.created_at and moment.tzinfo is not None
     assert rt.db.fast_first(USER_BY_TOKEN, {"digest": "0" * 64, "kind": "private"}) is None
 
 

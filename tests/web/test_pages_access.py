@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from codeyard.db.models import User
 from tests.support import ROLES, QueryCounter, WorkingCopy, make_team
 
 PRIVATE, INTERNAL, PUBLIC = 0, 10, 20
@@ -106,7 +107,7 @@ def test_start_page_of_a_member_lists_their_projects_and_activity(browser_for, u
     assert "created" in text  # the project's creation event
 
 
-def test_groups_and_users_pages(browser_for, users, projects):
+def test_groups_and_users_pages(browser_for, users, projects, rt):
     alice = users.create("alice")
     open_group = projects.group(alice, "opengroup", visibility=PUBLIC)
     closed = projects.group(alice, "closedgroup", visibility=PRIVATE)
@@ -119,6 +120,9 @@ def test_groups_and_users_pages(browser_for, users, projects):
     assert browser_for(alice).get("/groups/closedgroup").status_code == 200
     assert anonymous.get("/u/nobody").status_code == 404
     assert closed.path == "closedgroup"
+    with rt.db.session() as session:  # the page's row has the API's text, the model a datetime
+        joined = session.get(User, alice.id).created_at.strftime("%Y-%m-%d %H:%M")
+    assert f"Member since {joined}" in anonymous.get("/u/alice").text
 
 
 def test_user_and_group_pages_list_what_the_viewer_may_read(browser_for, users, projects, admin):

@@ -11,11 +11,17 @@ from __future__ import annotations
 from sqlalchemy import bindparam, func, or_, select
 
 from ..db.models import Namespace, Project, Token, User, utcnow
+from ..db.models.base import UtcDateTime
+from ..db.queries import api_text
 from . import credentials
 
-# What entities and policies read of a user; the password digest never leaves the database.
+# What entities and policies read of a user; the password digest never leaves the database. Its
+# timestamps come as the API's text (`api_text`): a kept caller's row is formatted once, not at
+# every request (`datetime.isoformat` cost about 1 us each, a quarter of GET /user's entity).
 USER_COLUMNS = tuple(
-    column for column in User.__table__.c if column.key not in ("password_digest", "updated_at", "sign_in_count")
+    api_text(column, column.key) if isinstance(column.type, UtcDateTime) else column
+    for column in User.__table__.c
+    if column.key not in ("password_digest", "updated_at", "sign_in_count")
 )
 
 _users = User.__table__

@@ -72,6 +72,9 @@ TEMPLATES = jinja2.Environment(
 
 
 def _short_time(moment) -> str:
+    """`2016-01-04 15:31` of a datetime or of the API's text (a read path's, `db.queries.api_text`)."""
+    if isinstance(moment, str):
+        return moment[:16].replace("T", " ")
     return moment.strftime("%Y-%m-%d %H:%M") if moment is not None else ""
 
 
