@@ -249,10 +249,14 @@ def test_head_ref_commits_changes(api, team, rt, tmp_path):
     mr = _create(api, dev, project).json()
     head = work.git("rev-parse", "HEAD")
     assert work.git("ls-remote", "origin", "refs/merge-requests/1/head").split()[0] == head
-    commits = api.as_(dev).get(f"/projects/{project.id}/merge_request/{mr['id']}/commits").json()
+    with QueryCounter(rt) as counter:
+        commits = api.as_(dev).get(f"/projects/{project.id}/merge_request/{mr['id']}/commits").json()
     assert [c["title"] for c in commits] == ["second feature commit", "feature work"] and commits[0][
         "id"
     ] == head
+    assert counter.count == 0 and len(counter.fast_reads) == 2  # the project (the guard), the request
+    missing = api.as_(dev).get(f"/projects/{project.id}/merge_requests/{2**40}/commits")
+    assert missing.status_code == 404 and missing.json() == {"message": "404 Not found"}
     changes = api.as_(dev).get(f"/projects/{project.id}/merge_requests/{mr['id']}/changes").json()
     assert changes["iid"] == 1
     assert sorted((c["new_path"], c["new_file"]) for c in changes["changes"]) == [

@@ -415,18 +415,14 @@ def check_later(rt, job) -> None:
         finish_check(session, rt, None, check, mergeable)
 
 
-_COMPARED = select(MergeRequest.iid, MergeRequest.target_branch).where(
-    MergeRequest.id == bindparam("id", type_=Integer), MergeRequest.target_project_id == bindparam("project_id", type_=Integer)
-)
+_COMPARED = select(MergeRequest.iid, MergeRequest.target_branch).where(*_THE_REQUEST)
 
 
-def compared(db, project_id: int, mr_id: int) -> tuple[int, str]:
-    """(iid, target branch) of project PROJECT_ID's request MR_ID, what its comparison needs, by one
-    prebuilt statement (no session); 404 `404 Not found` otherwise."""
-    row = db.fast_first(_COMPARED, {"id": mr_id, "project_id": project_id}) if is_id(mr_id) else None
-    if row is None:
-        raise RecordNotFound()
-    return row.iid, row.target_branch
+async def compared(db, project_id: int, mr_id: int):
+    """The (iid, target_branch) row of project PROJECT_ID's request MR_ID: what its comparison needs
+    (`comparer`, `comparison`), by one prebuilt statement on the read path (no session); 404 `404
+    Not found` otherwise."""
+    return await read_row(db, _COMPARED, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
 
 
 def comparer(rt, project_id: int, iid: int, target_branch: str, *, commits: bool = True, files: bool = True,
@@ -445,9 +441,10 @@ def comparer(rt, project_id: int, iid: int, target_branch: str, *, commits: bool
     return compare
 
 
-def comparison(rt, project: Project, mr: MergeRequest, *, commits: bool = True, files: bool = True) -> diffs.Comparison:
+def comparison(rt, project, mr, *, commits: bool = True, files: bool = True) -> diffs.Comparison:
     """Commits and changes of the request (what COMMITS and FILES ask for): its head since it left
-    the target branch, within the diff limits."""
+    the target branch, within the diff limits. PROJECT and MR are models or rows (`project_reads`,
+    `compared`): only the project's id and the request's iid and target branch are read."""
     return comparer(rt, project.id, mr.iid, mr.target_branch, commits=commits, files=files)()
 
 

@@ -96,9 +96,8 @@ async def get_merge_request(ctx: Ctx) -> MergeRequest:
 
 @single("GET", "/commits", guards=READ, summary="Commits of the source not on the target, newest first")
 async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
-    found = await ctx.off_loop(
-        functools.partial(merge_requests.comparison, files=False), ctx.rt, ctx.project, request_of(ctx)
-    )
+    mr = await merge_requests.compared(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
+    found = await ctx.off_loop(functools.partial(merge_requests.comparison, files=False), ctx.rt, ctx.project_row, mr)
     return [repo_commit(info) for info in reversed(found.commits)]
 
 
@@ -107,8 +106,8 @@ async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
     # git starts first, from what one prebuilt statement finds; the session (the project's and the
     # request's rows, the entity) is used while git works, and each change is JSON as soon as git's
     # output for it is read.
-    iid, target_branch = merge_requests.compared(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
-    work = merge_requests.comparer(ctx.rt, ctx.project_id, iid, target_branch, commits=False,
+    mr = await merge_requests.compared(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
+    work = merge_requests.comparer(ctx.rt, ctx.project_id, mr.iid, mr.target_branch, commits=False,
                                    shape=lambda change: encoded(repo_diff(change)))  # fmt: skip
     data, found = await ctx.off_loop_while(work, lambda: render(ctx, request_of(ctx)))
     data["changes"] = found.diffs
