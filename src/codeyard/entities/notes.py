@@ -51,13 +51,14 @@ def note(row, view: View, author) -> Note:
     }
 
 
-def commit_note(row, view: View) -> CommitNote:
-    """A comment on a commit; `path`, `line` and `line_type` when it is on one line of the diff."""
+def commit_note(row, view: View, author) -> CommitNote:
+    """A comment on a commit; `path`, `line` and `line_type` when it is on one line of the diff.
+    AUTHOR is the model's or the read path's (`users.Contact`), None when the user is gone."""
     return {
         "note": row.note,
         "path": row.path,
         "line": row.line,
         "line_type": row.line_type,
-        "author": user_basic(row.author, view) if row.author else None,
+        "author": user_basic(author, view) if author else None,
         "created_at": iso(row.created_at),
     }

@@ -6,18 +6,19 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy import Integer, String, bindparam
+from sqlalchemy.orm import Session, aliased, joinedload
 
-from ..db.models import MergeRequest, Note, Project, is_id
-from ..db.queries import counted_page
+from ..db.models import MergeRequest, Note, Project, User, is_id
+from ..db.queries import api_text, joined_columns, joined_part, page_statements, read_page
 from ..entities import merge_request_hooks as hook_entities
 from ..entities.commits import title as commit_title
 from ..errors import Forbidden, RecordNotFound
 from ..git import diffs, repo
 from ..policies import projects as policy
 from . import events, webhooks
-from .repository import path_of, reading
+from .repository import ProjectRef, path_of, reading
+from .users import CONTACT_FIELDS, Contact
 
 
 def merge_request_note(session: Session, mr: MergeRequest, note_id: int) -> Note:
@@ -55,7 +56,7 @@ class Position:
         return f"{hashlib.sha1(self.path.encode()).hexdigest()}_{self.old_line}_{self.new_line}"
 
 
-def commit(rt, project: Project, sha: str) -> repo.CommitInfo:
+def commit(rt, project: ProjectRef, sha: str) -> repo.CommitInfo:
     """The commit SHA names (a SHA, branch or tag); 404 `404 Commit Not Found`."""
     with reading(project.id, "Commit"):
         return repo.commit(path_of(rt, project), sha)
@@ -79,14 +80,22 @@ def locate(rt, project: Project, sha: str, line: tuple[str, int, str] | None) ->
     return found, None
 
 
-def commit_comments(session: Session, project: Project, sha: str, offset: int, limit: int) -> tuple[int, list[Note]]:
-    """PROJECT's comments on the commit SHA (a full id), oldest first."""
-    query = (
-        select(Note)
-        .where(Note.project_id == project.id, Note.commit_id == sha)
-        .options(joinedload(Note.author))
-    )
-    return counted_page(session, query, offset, limit, Note.id.asc())
+_COMMENT_AUTHOR = aliased(User, name="comment_author")
+_COMMIT_COMMENTS = page_statements(
+    (Note.note, Note.path, Note.line, Note.line_type, api_text(Note.created_at, "created_at"),
+     *joined_columns(_COMMENT_AUTHOR, CONTACT_FIELDS, "author_")),
+    Note.__table__.outerjoin(_COMMENT_AUTHOR, _COMMENT_AUTHOR.id == Note.author_id),
+    [Note.project_id == bindparam("project_id", type_=Integer), Note.commit_id == bindparam("sha", type_=String)],
+    (Note.id.asc(),),
+)  # fmt: skip
+
+
+async def read_commit_comments(db, project_id: int, sha: str, offset: int, limit: int) -> tuple[int, list[tuple]]:
+    """Project PROJECT_ID's comments on the commit SHA (a full id), oldest first, on the read path:
+    (total, [(row, author)] of one page), the author None or its columns (`users.Contact`)."""
+    params = {"project_id": project_id, "sha": sha, "offset": offset, "limit": limit}
+    total, rows = await read_page(db, _COMMIT_COMMENTS, params)
+    return total, [(row, joined_part(Contact, row, "author_")) for row in rows]
 
 
 def comment_on_commit(session: Session, rt, project: Project, actor, info: repo.CommitInfo, text: str,

@@ -58,9 +58,9 @@ LINE = ("path", "line", "line_type")  # all three, or a comment on the whole com
 @API.get(COMMIT_COMMENTS, guards=READ_CODE, paginated=True, summary="Comments on a commit, oldest first")
 async def list_commit_comments(ctx: Ctx) -> paging.Page[CommitNote]:
     window = paging.window(ctx)
-    found = await ctx.off_loop(notes.commit, ctx.rt, ctx.project, ctx.path_params["sha"])
-    total, rows = notes.commit_comments(ctx.session, ctx.project, found.id, window.offset, window.limit)
-    return paging.Page([commit_note_entity(row, ctx.view) for row in rows], total, window)
+    found = await ctx.off_loop(notes.commit, ctx.rt, ctx.project_row, ctx.path_params["sha"])
+    total, listed = await notes.read_commit_comments(ctx.rt.db, ctx.project_id, found.id, window.offset, window.limit)
+    return paging.Page([commit_note_entity(row, ctx.view, author) for row, author in listed], total, window)
 
 
 @API.post(
@@ -79,4 +79,4 @@ async def create_commit_comment(ctx: Ctx) -> CommitNote:
     line = (args["path"], args["line"], args["line_type"]) if all(args.get(name) is not None for name in LINE) else None
     found, at = await ctx.off_loop(notes.locate, ctx.rt, ctx.project, ctx.path_params["sha"], line)
     row = notes.comment_on_commit(ctx.session, ctx.rt, ctx.project, ctx.actor, found, args["note"], at)
-    return commit_note_entity(row, ctx.view)
+    return commit_note_entity(row, ctx.view, row.author)
