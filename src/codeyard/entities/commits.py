@@ -180,6 +180,11 @@ def contributor(found) -> Contributor:
             "deletions": found.deletions}  # fmt: skip
 
 
+def tree_entry(entry) -> TreeEntry:
+    """ENTRY is git.repo.TreeEntry."""
+    return {"id": entry.id, "name": entry.name, "type": entry.type, "mode": entry.mode, "path": entry.path}
+
+
 def branch_commit(info) -> BranchCommit:
     return {
         "id": info.id,

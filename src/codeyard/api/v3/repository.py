@@ -98,7 +98,7 @@ async def compare_refs(ctx: Ctx) -> Compare:
 )
 async def get_tree(ctx: Ctx) -> list[shapes.TreeEntry]:
     entries = await _read(ctx, repository.tree, ctx.args.get("ref_name"), ctx.args.get("path", ""))
-    return [{"id": e.id, "name": e.name, "type": e.type, "mode": e.mode, "path": e.path} for e in entries]
+    return [shapes.tree_entry(entry) for entry in entries]
 
 
 @API.get(
