@@ -1,0 +1,182 @@
+"""Polled reads benchmark: what CI dashboards, review bots and python-gitlab scripts poll, each
+beside `GET /user` and the bare ASGI floor of api_floor.py, measured in the same run (one uvicorn
+worker each).
+
+Seeding: a user with one project, a repository of 60 commits pushed over HTTP (its last commit
+adds a `.gitlab-ci.yml` of 3 jobs, so the push makes a pipeline of 3 builds), a branch `old` five
+commits back and a merge request from master into it with 3 comments, 5 comments on the head
+commit and a 20 KB trace on the first build. Then wrk drives every endpoint in alternating rounds;
+each round prints its req/s, p99, ratio to `GET /user` and server CPU per request, and the summary
+gives their ranges.
+
+    .venv/bin/python bench/polled_reads.py [--seconds 4] [--rounds 2] [--connections 16] [--db postgres]
+
+`--db postgres` runs codeyard on a fresh schema of CODEYARD_BENCH_POSTGRES_URL (default
+postgresql://postgres@127.0.0.1:5432/test), dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tempfile
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from common import (
+    PYTHON,
+    ROOT,
+    clean_git_env,
+    codeyard_env,
+    cpu_seconds,
+    ensure_wrk,
+    git,
+    run_wrk,
+    seed_one_project,
+    start_floor,
+    stop,
+    uvicorn_command,
+    wait_until_up,
+)
+from projects_list import database, span
+
+CI_CONFIG = """
+test:
+  script: make test
+lint:
+  script: make lint
+docs:
+  script: make docs
+"""
+
+# A trace on the first build of project 1 (builds are made by the push, traces by runners).
+SEED_TRACE = """
+from codeyard import config
+from codeyard.db.models import Build
+from codeyard.runtime import Runtime
+from codeyard.services.ci import traces
+rt = Runtime(config.load())
+with rt.db.transaction() as session:
+    build = session.query(Build).order_by(Build.id).first()
+    traces.replace(rt, build, b"".join(b"$ step %d: something happened here ok\\n" % i for i in range(500)))
+    print(build.id)
+"""
+
+FLOOR, USER = "floor (small body, api_floor.py)", "GET /user"
+
+
+def push_repository(tmp: Path, remote: str) -> tuple[str, str]:
+    """60 commits in six directories, the last adding the CI config, pushed to REMOTE; returns (head, head~5)."""
+    work, env = tmp / "work", clean_git_env(tmp)
+    git("init", "-q", "-b", "master", str(work), env=env)
+    for number in range(60):
+        folder = work / f"dir{number % 6}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"file{number}.txt").write_text(f"line {number}\n" * (number + 1))
+        (work / "README.md").write_text(f"# big\nrevision {number}\n")
+        if number == 59:
+            (work / ".gitlab-ci.yml").write_text(CI_CONFIG)
+        git("add", "-A", cwd=work, env=env)
+        git("-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", f"commit {number}",
+            cwd=work, env=env)  # fmt: skip
+    git("push", "-q", remote, "master", cwd=work, env=env)
+    return git("rev-parse", "HEAD", cwd=work, env=env).strip(), git("rev-parse", "HEAD~5", cwd=work, env=env).strip()
+
+
+def call(method: str, url: str, token: str, fields: dict | None = None) -> dict | list:
+    data = urllib.parse.urlencode(fields).encode() if fields else None
+    request = urllib.request.Request(url, data=data, method=method, headers={"PRIVATE-TOKEN": token})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def seed_through_api(api: str, token: str, head: str, old: str) -> dict[str, int]:
+    """The branch, the merge request and its comments, the commit's comments; returns the ids."""
+    call("POST", f"{api}/repository/branches", token, {"branch_name": "old", "ref": old})
+    mr = call("POST", f"{api}/merge_requests", token, {"source_branch": "master", "target_branch": "old", "title": "Five"})
+    for number in range(3):
+        call("POST", f"{api}/merge_requests/{mr['id']}/notes", token, {"body": f"note {number}"})
+    for number in range(5):
+        call("POST", f"{api}/repository/commits/{head}/comments", token, {"note": f"comment {number}"})
+    return {"mr": mr["id"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
+    args = parser.parse_args()
+    wrk = ensure_wrk()
+
+    with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp, database(args.db) as db_env:
+        env, port = codeyard_env(Path(tmp))
+        env.update(db_env)
+        token = seed_one_project(env)
+        servers = [subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)]
+        try:
+            base = f"http://127.0.0.1:{port}/api/v3"
+            api = f"{base}/projects/1"
+            user_body = wait_until_up(f"{base}/user", {"PRIVATE-TOKEN": token})
+            print(f"seeding a repository, a pipeline, a merge request and comments ({args.db}) ...", flush=True)
+            head, old = push_repository(Path(tmp), f"http://bench:{token}@127.0.0.1:{port}/bench/big.git")
+            ids = seed_through_api(api, token, head, old)
+            build = int(subprocess.run([PYTHON, "-c", SEED_TRACE], env=env, check=True, capture_output=True,
+                                       text=True).stdout.split()[-1])  # fmt: skip
+            floor, floor_base = start_floor(Path(tmp), user_body, env)
+            servers.append(floor)
+            repository, mr = f"{api}/repository", f"{api}/merge_requests/{ids['mr']}"
+            urls = {
+                USER: f"{base}/user",
+                "tree": f"{repository}/tree",
+                "file (README.md)": f"{repository}/files?file_path=README.md&ref=master",
+                "branches": f"{repository}/branches",
+                "branch": f"{repository}/branches/master",
+                "commits (20 of 60)": f"{repository}/commits",
+                "commit": f"{repository}/commits/{head}",
+                "commit comments (5)": f"{repository}/commits/{head}/comments",
+                "commit statuses (3)": f"{repository}/commits/{head}/statuses",
+                "merge requests": f"{api}/merge_requests",
+                "merge request": mr,
+                "merge request notes (3)": f"{mr}/notes",
+                "merge request commits (5)": f"{mr}/commits",
+                "builds (3)": f"{api}/builds",
+                "build": f"{api}/builds/{build}",
+                "build trace (20 KB)": f"{api}/builds/{build}/trace",
+                "events": f"{api}/events",
+            }
+            for url in urls.values():
+                wait_until_up(url, {"PRIVATE-TOKEN": token})  # each answers 200 before it is measured
+            targets = {FLOOR: floor_base + "/", **urls}
+            pids = {FLOOR: floor.pid, **dict.fromkeys(urls, servers[0].pid)}
+            results: dict[str, list] = {name: [] for name in targets}
+            for number in range(args.rounds):
+                for name, url in targets.items():
+                    before = cpu_seconds(pids[name])
+                    run = run_wrk(wrk, url, token, args.seconds, args.connections)
+                    run["cpu_ms"] = (cpu_seconds(pids[name]) - before) * 1000 / max(run["requests"], 1)
+                    results[name].append(run)
+                print_round(f"round {number + 1} ({args.db})", {name: runs[-1] for name, runs in results.items()})
+        finally:
+            stop(servers)
+
+    print(f"\nPolled reads, {args.db}; wrk -c{args.connections}, {args.rounds} rounds x {args.seconds}s; ratios within each round")
+    print(f"{'':28s} {'req/s':>13s} {'p99 ms':>11s} {'of /user':>12s} {'cpu ms/req':>12s}")
+    for name, runs in results.items():
+        ratios = [run["rps"] / results[USER][i]["rps"] for i, run in enumerate(runs)]
+        print(f"{name:28s} {span([r['rps'] for r in runs], '.0f'):>13s} {span([r['p99_ms'] for r in runs], '.1f'):>11s} "
+              f"{span(ratios, '.3f'):>12s} {span([r['cpu_ms'] for r in runs], '.3f'):>12s}")  # fmt: skip
+
+
+def print_round(title: str, rows: dict[str, dict]) -> None:
+    print(f"\n{title}")
+    print(f"{'':28s} {'req/s':>9s} {'p99 ms':>8s} {'of /user':>9s} {'cpu ms/req':>11s}")
+    for name, row in rows.items():
+        print(f"{name:28s} {row['rps']:9.0f} {row['p99_ms']:8.1f} {row['rps'] / rows[USER]['rps']:9.3f} {row['cpu_ms']:11.3f}")
+
+
+if __name__ == "__main__":
+    main()
