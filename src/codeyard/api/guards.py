@@ -18,17 +18,17 @@ from ..services import groups, project_reads
 from .context import Ctx
 
 
-def find_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[int, Access]:
-    """(id, access) of the project named by the path parameter PARAM, if the caller can read it: one
-    prebuilt statement on the fast path (`project_reads.find`), no ORM."""
+def find_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[Row, Access]:
+    """(entity row, access) of the project named by the path parameter PARAM, if the caller can read
+    it: one prebuilt statement on the fast path (`project_reads.find`), no ORM."""
     row = project_reads.find(ctx.rt.db, ctx.path_params[param], ctx.actor)
     access = readable(ctx, row, not_found)
-    return row.id, access
+    return row, access
 
 
 async def find_project_awaited(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[Row, Access]:
-    """(row, access) of the project named by PARAM, as `find_project` checks it, for a coroutine:
-    `project_reads.find_awaited` (PostgreSQL's round trip does not hold the loop)."""
+    """`find_project` for a coroutine: `project_reads.find_awaited` (PostgreSQL's round trip does
+    not hold the loop)."""
     row = await project_reads.find_awaited(ctx.rt.db, ctx.path_params[param], ctx.actor)
     access = readable(ctx, row, not_found)
     return row, access
@@ -45,8 +45,8 @@ def readable(ctx: Ctx, row, not_found: str = "Project") -> Access:
 
 def load_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[Project, Access]:
     """`find_project`, with the project's row loaded in the request's session."""
-    project_id, access = find_project(ctx, param, not_found)
-    project = ctx.session.get(Project, project_id)
+    row, access = find_project(ctx, param, not_found)
+    project = ctx.session.get(Project, row.id)
     if project is None:  # deleted since
         raise NotFound(not_found)
     return project, access
