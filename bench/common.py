@@ -155,6 +155,24 @@ def run_wrk_with(wrk: str, url: str, options: list[str], seconds: int, connectio
     }
 
 
+def alternating_rounds(wrk: str, targets: dict[str, str], pids: dict[str, int], token: str, args, report) -> dict[str, list]:
+    """name -> wrk's runs of each of TARGETS (name -> URL), in ARGS.rounds rounds of ARGS.seconds at
+    ARGS.connections, the endpoints alternating within each round; each run also carries `cpu_ms`,
+    the CPU its server (PIDS[name]) used per request. REPORT(number, {name: that round's run}) after
+    each round."""
+    results: dict[str, list] = {name: [] for name in targets}
+    for number in range(args.rounds):
+        for name, url in targets.items():
+            before = cpu_seconds(pids[name])
+            run = run_wrk(wrk, url, token, args.seconds, args.connections)
+            if not run["requests"]:
+                raise SystemExit(f"no answer from {name} within {args.seconds}s: try a longer --seconds")
+            run["cpu_ms"] = (cpu_seconds(pids[name]) - before) * 1000 / run["requests"]
+            results[name].append(run)
+        report(number, {name: runs[-1] for name, runs in results.items()})
+    return results
+
+
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time PID has used so far (Linux /proc): requests per CPU-second of the
     server compare endpoints on a machine whose other load changes from one run to the next."""

@@ -28,12 +28,11 @@ from pathlib import Path
 from common import (
     PYTHON,
     ROOT,
+    alternating_rounds,
     clean_git_env,
     codeyard_env,
-    cpu_seconds,
     ensure_wrk,
     git,
-    run_wrk,
     seed_one_project,
     start_floor,
     stop,
@@ -152,14 +151,8 @@ def main() -> None:
                 wait_until_up(url, {"PRIVATE-TOKEN": token})  # each answers 200 before it is measured
             targets = {FLOOR: floor_base + "/", **urls}
             pids = {FLOOR: floor.pid, **dict.fromkeys(urls, servers[0].pid)}
-            results: dict[str, list] = {name: [] for name in targets}
-            for number in range(args.rounds):
-                for name, url in targets.items():
-                    before = cpu_seconds(pids[name])
-                    run = run_wrk(wrk, url, token, args.seconds, args.connections)
-                    run["cpu_ms"] = (cpu_seconds(pids[name]) - before) * 1000 / max(run["requests"], 1)
-                    results[name].append(run)
-                print_round(f"round {number + 1} ({args.db})", {name: runs[-1] for name, runs in results.items()})
+            results = alternating_rounds(wrk, targets, pids, token, args,
+                                         lambda number, rows: print_round(f"round {number + 1} ({args.db})", rows))  # fmt: skip
         finally:
             stop(servers)
 

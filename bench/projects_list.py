@@ -28,11 +28,10 @@ from pathlib import Path
 from common import (
     PYTHON,
     ROOT,
+    alternating_rounds,
     codeyard_env,
-    cpu_seconds,
     ensure_wrk,
     print_table,
-    run_wrk,
     start_floor,
     stop,
     uvicorn_command,
@@ -153,16 +152,8 @@ def main() -> None:
             big = f"floor ({len(list_body) // 1024} KiB list body)"
             targets = {FLOOR: small_base + "/", big: big_base + "/", **urls}
             pids = {FLOOR: small_floor.pid, big: big_floor.pid, **dict.fromkeys(urls, servers[0].pid)}
-            results: dict[str, list] = {name: [] for name in targets}
-            for number in range(args.rounds):
-                for name, url in targets.items():
-                    before = cpu_seconds(pids[name])
-                    run = run_wrk(wrk, url, token, args.seconds, args.connections)
-                    if not run["requests"]:
-                        raise SystemExit(f"no answer from {name} within {args.seconds}s: try a longer --seconds")
-                    run["cpu_ms"] = (cpu_seconds(pids[name]) - before) * 1000 / run["requests"]
-                    results[name].append(run)
-                print_round(f"round {number + 1} ({args.db})", {name: runs[-1] for name, runs in results.items()})
+            results = alternating_rounds(wrk, targets, pids, token, args,
+                                         lambda number, rows: print_round(f"round {number + 1} ({args.db})", rows))  # fmt: skip
         finally:
             stop(servers)
 
