@@ -244,17 +244,42 @@ def tree(path: Path, ref: str, subpath: str = "") -> list[TreeEntry]:
     return sorted(entries, key=lambda e: (e.type != "tree", e.name))
 
 
+# Commits `last_commit_for` walks in process before `git log` takes over: a step cost about 2.5 us
+# of the server's CPU, starting `git log` about 1.2 ms.
+LAST_COMMIT_WALK = 300
+
+
 def last_commit_for(path: Path, ref: str, file_path: str) -> str | None:
-    """The newest commit reachable from REF that changed FILE_PATH (taken literally, not as a pattern)."""
-    start = str(resolve(open_repository(path), ref).id)
+    """The newest commit reachable from REF that changed FILE_PATH (taken literally, not as a
+    pattern), as `git log -1 -- FILE_PATH` finds it with its default history simplification: from
+    REF back, a commit whose entry at FILE_PATH equals a parent's (TREESAME) is passed over for the
+    first such parent; the first commit that differs from all of its parents (a root: from nothing)
+    is the one. Walked in process for LAST_COMMIT_WALK commits (most files changed recently), then
+    by `git log` from where the walk stopped."""
+    commit = resolve(open_repository(path), ref)
     if "\x00" in file_path:
         return None
+    for _ in range(LAST_COMMIT_WALK):
+        entry = _entry_at(commit.tree, file_path)
+        same = next((parent for parent in commit.parents if _entry_at(parent.tree, file_path) == entry), None)
+        if same is None:
+            return str(commit.id) if commit.parents or entry is not None else None
+        commit = same
     result = subprocess.run(
-        ["git", "--git-dir", str(path), "--literal-pathspecs", "log", "-1", "--format=%H", "--end-of-options", start,
-         "--", file_path],
+        ["git", "--git-dir", str(path), "--literal-pathspecs", "log", "-1", "--format=%H", "--end-of-options",
+         str(commit.id), "--", file_path],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     return result.stdout.strip() or None
+
+
+def _entry_at(tree: pygit2.Tree, file_path: str) -> tuple[pygit2.Oid, int] | None:
+    """(id, mode) of the entry at FILE_PATH in TREE (a blob, or the tree under a directory), None without one."""
+    try:
+        entry = tree[file_path]
+    except (KeyError, ValueError):
+        return None
+    return entry.id, entry.filemode
 
 
 @dataclass(frozen=True)
