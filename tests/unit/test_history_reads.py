@@ -1,13 +1,17 @@
-"""`repo.last_commit_for` walks history in process as `git log -1 -- path` does: held equal to git
-itself on a history with merges from either side, a merge that changes a file itself, a merge of
-the same change made on both sides, a mode change, a file deleted and added again, and
-directories; also when the walk hands over to git."""
+"""History reads held equal to git itself.
+
+`repo.last_commit_for` walks history in process as `git log -1 -- path` does: on a history with
+merges from either side, a merge that changes a file itself, a merge of the same change made on
+both sides, a mode change, a file deleted and added again, and directories; also when the walk
+hands over to git. `repo.count_commits` counts as `git rev-list --count` and starts it once per
+commit. `repo.log` pages through libgit2's order, walked once per start commit and kept."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 
+import pygit2
 import pytest
 
 from codeyard.git import repo
@@ -96,3 +100,42 @@ def test_the_walk_runs_no_git_for_a_recent_change(history, monkeypatch):
     expected = git_log(bare, commits[0], "b.txt")
     monkeypatch.setattr(subprocess, "run", None)  # any call fails
     assert repo.last_commit_for(bare, commits[0], "b.txt") == expected != commits[0]  # through the merges
+
+
+def test_commits_are_counted_once_per_start(history, monkeypatch):
+    bare, commits = history
+    expected = {
+        start: int(subprocess.run(["git", "--git-dir", str(bare), "rev-list", "--count", start], capture_output=True,
+                                  text=True, check=True).stdout)
+        for start in commits
+    }  # fmt: skip
+    assert {start: repo.count_commits(bare, start) for start in commits} == expected
+    assert repo.count_commits(bare, "master") == len(commits) and len(set(expected.values())) > 10
+    monkeypatch.setattr(subprocess, "run", None)  # counted already: no git runs
+    assert {start: repo.count_commits(bare, start) for start in commits} == expected
+
+
+@pytest.mark.parametrize("step, kept", [(repo.ORDER_STEP, repo.ORDER_KEPT), (2, 5)])
+def test_log_pages_follow_the_walk_and_walk_once_per_start(history, monkeypatch, step, kept):
+    bare, commits = history
+    monkeypatch.setattr(repo, "ORDER_STEP", step)
+    monkeypatch.setattr(repo, "ORDER_KEPT", kept)
+    monkeypatch.setattr(repo, "_orders", type(repo._orders)())
+    walks = []
+    walked = repo._walked
+    monkeypatch.setattr(repo, "_walked", lambda *args: walks.append(args[2]) or walked(*args))
+    repository = pygit2.Repository(str(bare))
+    for start in ("master", "side", "other"):
+        order = [str(c.id) for c in repository.walk(repository.revparse_single(start).id,
+                                                    pygit2.enums.SortMode.TIME | pygit2.enums.SortMode.TOPOLOGICAL)]  # fmt: skip
+        for limit in (1, 3, 20):
+            pages = [[info.id for info in repo.log(bare, start, offset, limit)] for offset in range(0, len(order) + 2, limit)]
+            assert [sha for page in pages for sha in page] == order, (start, limit)
+    before = len(walks)
+    first = [info.id for info in repo.log(bare, "master", 0, 3)]
+    assert [info.id for info in repo.log(bare, "master", 1, 1)] == first[1:2]
+    assert len(walks) == before  # kept: no walk for pages already walked
+    if kept < len(commits):
+        repo.log(bare, "master", kept, 3)  # past what is kept: walked each time
+        repo.log(bare, "master", kept, 3)
+        assert len(walks) == before + 2
