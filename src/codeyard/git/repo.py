@@ -305,8 +305,8 @@ def last_commit_for(path: Path, ref: str, file_path: str) -> str | None:
     commit = resolve(open_repository(path), ref)
     if "\x00" in file_path:
         return None
+    entry = _entry_at(commit.tree, file_path)  # the same all along the walk: it follows only TREESAME parents
     for _ in range(LAST_COMMIT_WALK):
-        entry = _entry_at(commit.tree, file_path)
         same = next((parent for parent in commit.parents if _entry_at(parent.tree, file_path) == entry), None)
         if same is None:
             return str(commit.id) if commit.parents or entry is not None else None
