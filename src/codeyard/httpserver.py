@@ -7,6 +7,14 @@ two pieces of a request body (CODEYARD_BODY_TIMEOUT, then 408), and the size of 
 connections (CODEYARD_MAX_CONNECTIONS): beyond it a request is answered at once with 503 and its
 connection closed, so that a crowd of trickling clients cannot make `/-/health` hang.
 
+A request answered before its body was read (413 on the declared length, a route miss, 401 before
+a push's pack, or one of the refusals here) must still reach its client: HTTP clients built on
+Python's http.client send the whole body before they read, and a socket closed with data unread is
+reset by the kernel, which loses the answer. Such an answer says `connection: close`; the server
+then shuts its side (the client sees the end of the answer) and drops what still arrives until the
+client stops or LINGER seconds or LINGER_BYTES bytes have passed, as nginx's lingering close does
+(it has 30 s in all and 5 s between reads). A lingering connection is still counted in the limit.
+
 `codeyard serve` runs uvicorn with `http="codeyard.httpserver:BoundedHttpToolsProtocol"`; the
 limits come from the environment the command exports, so every worker process reads the same.
 """
@@ -25,7 +33,8 @@ from . import config as config_module
 from .api.routing import MAX_TARGET
 
 MAX_HEAD = 64 * 1024
-LINGER = 2.0  # seconds a refused connection is drained before it closes
+LINGER = 5.0  # seconds, at most, a connection answered before its body was read is drained before it closes
+LINGER_BYTES = 16 * 1024 * 1024  # bytes, at most, drained then (a body ten times the API's 1 MiB still fits)
 # Seconds a connection beyond the limit may take to send its head (to be told 503): a client
 # sends a head in milliseconds, and a crowd of idle sockets must give back its descriptors soon.
 OVER_LIMIT_HEADER_TIMEOUT = 1.0
@@ -65,6 +74,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.head_timer: TimerHandle | None = None
         self.body_timer: TimerHandle | None = None
         self.linger_timer: TimerHandle | None = None
+        self.lingered = 0  # bytes dropped while lingering
+        self.linger_after_response = False
 
     # --- connection -----------------------------------------------------------------------------
 
@@ -83,7 +94,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         if self.linger_timer is not None:
-            return  # refused: what the client still sends is dropped
+            self.lingered += len(data)  # answered: what the client still sends is dropped, to a bound
+            if self.lingered > LINGER_BYTES:
+                self.transport.close()
+            return
         self._unset_keepalive_if_required()
         if self.reading_head and self.head_timer is None:
             self.head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
@@ -128,6 +142,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self._warn_over_limit()
             raise Refused(503, "503 Service Unavailable: too many open connections")
         super().on_headers_complete()
+        cycle = self.cycle
+        # run_asgi hands the application `cycle.send`, looked up when the task first runs.
+        cycle.send = functools.partial(self._send, cycle, cycle.send)
         self.body_timer = self.loop.call_later(self.body_timeout, self._body_timed_out)
 
     def on_body(self, body: bytes) -> None:
@@ -141,6 +158,26 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.reading_head = True
         self.message_completed = True
         super().on_message_complete()
+
+    async def _send(self, cycle, send, message) -> None:
+        """The cycle's send, for answers given while the request body is still arriving: the head
+        says `connection: close`, and once the answer is out the connection lingers (instead of
+        the cycle closing it at once, or uvicorn reading the rest of the body however long)."""
+        if cycle.more_body and not cycle.disconnected:
+            if message["type"] == "http.response.start":
+                cycle.keep_alive = False  # uvicorn writes `connection: close`
+            elif not message.get("more_body", False):
+                cycle.keep_alive = True  # the linger closes the connection, not the cycle
+                self.linger_after_response = True
+        await send(message)
+
+    def on_response_complete(self) -> None:
+        if not self.linger_after_response:
+            super().on_response_complete()
+            return
+        self.server_state.total_requests += 1
+        self._cancel_timers()
+        self._linger()
 
     # --- timeouts and refusals ------------------------------------------------------------------
 
@@ -186,8 +223,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._linger()
 
     def _linger(self) -> None:
-        """Close after the client stopped sending, or after LINGER seconds. Closing a socket with
-        unread data makes the kernel reset the connection, and the client would lose the answer."""
+        """Close after the client stopped sending, or after LINGER seconds or LINGER_BYTES bytes.
+        Closing a socket with unread data makes the kernel reset the connection, and the client
+        would lose the answer."""
         self._unset_keepalive_if_required()
         self.flow.resume_reading()
         if self.transport.can_write_eof():

@@ -74,13 +74,13 @@ def test_the_response_body_kept_is_bounded(server):
 def test_credentials_left_in_a_url_stay_out_of_the_host_header(monkeypatch):
     sent = []
 
-    def exchange(target, body, headers, extensions, verify, timeout, started):
+    def exchange(target, body, headers, extensions, verify, timeout, watchdog, started):
         sent.append((target, headers))
         return outbound.Outcome(status=204)
 
     monkeypatch.setattr(outbound, "_exchange", exchange)
     assert outbound.post("http://u:p@127.0.0.1:8/x", b"{}", {}, verify=True, allow_local=True).ok
-    assert sent == [("http://127.0.0.1:8/x", {"Host": "127.0.0.1:8"})]
+    assert sent == [("http://127.0.0.1:8/x", {"Host": "127.0.0.1:8", "Accept-Encoding": "identity"})]
 
 
 def test_redirects_are_not_followed(server):

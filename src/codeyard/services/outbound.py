@@ -7,7 +7,11 @@
   TLS SNI name the host, so certificates are still checked against the name): a DNS answer that
   changes between check and connection (rebinding) cannot slip past.
 - No redirects are followed, no proxy from the environment is used, and the whole exchange is
-  bounded: TIMEOUT seconds, at most BODY_KEPT bytes of the response read.
+  bounded: TIMEOUT seconds from the start to the last byte kept, at most BODY_KEPT bytes of the
+  response read (asked for without compression, and never decompressed). Socket timeouts bound
+  each read only: a receiver sending one byte of its answer every few seconds would hold a
+  delivery, and the worker's slot, as long as it liked. A watchdog shuts the exchange's socket
+  down at the deadline instead, which ends whatever read or write is waiting on it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import functools
 import ipaddress
 import socket
 import ssl
+import threading
 import time
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -24,7 +29,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import certifi
 import httpx
 
-TIMEOUT = 10.0
+TIMEOUT = 10.0  # seconds for the whole exchange: connection, request, answer
 BODY_KEPT = 64 * 1024
 LOCAL_NAMES = ("localhost", "localhost.localdomain")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -98,9 +103,52 @@ def _ssl_context(verify: bool) -> ssl.SSLContext:
     return context
 
 
+class Watchdog:
+    """Shuts the socket of one exchange down when SECONDS have passed. It learns the socket
+    through httpcore's `trace` extension, as the connection (and its TLS layer) is made."""
+
+    def __init__(self, seconds: float):
+        self.lock = threading.Lock()
+        self.sock: socket.socket | None = None
+        self.fired = self.done = False
+        self.timer = threading.Timer(seconds, self._fire)
+        self.timer.daemon = True
+
+    def trace(self, event: str, info: dict) -> None:
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            with self.lock:
+                self.sock = info["return_value"].get_extra_info("socket")
+                if self.fired:
+                    self._shut()
+
+    def _fire(self) -> None:
+        with self.lock:
+            if not self.done:
+                self.fired = True
+                self._shut()
+
+    def _shut(self) -> None:
+        if self.sock is not None:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # not connected yet, or already closed
+
+    def __enter__(self) -> Watchdog:
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self.lock:  # before the socket is closed: never shut down a descriptor reused since
+            self.done = True
+        self.timer.cancel()
+
+
 def post(url: str, body: bytes, headers: dict[str, str], *, verify: bool, allow_local: bool,
-         timeout: float = TIMEOUT) -> Outcome:  # fmt: skip
-    """POST BODY to URL (without credentials in it) under the rules above."""
+         timeout: float | None = None) -> Outcome:  # fmt: skip
+    """POST BODY to URL (without credentials in it) under the rules above, in TIMEOUT seconds
+    (the module's) unless told."""
+    timeout = TIMEOUT if timeout is None else timeout
     started = time.monotonic()
     parts = urlsplit(url)
     host = parts.hostname or ""
@@ -116,26 +164,37 @@ def post(url: str, body: bytes, headers: dict[str, str], *, verify: bool, allow_
     address = addresses[0]
     literal = f"[{address}]" if address.version == 6 else str(address)
     target = urlunsplit(parts._replace(netloc=f"{literal}:{port}"))
-    headers = {**headers, "Host": parts.netloc.rsplit("@", 1)[-1]}
+    headers = {**headers, "Host": parts.netloc.rsplit("@", 1)[-1], "Accept-Encoding": "identity"}
     extensions = {"sni_hostname": host} if parts.scheme == "https" and host != str(address) else {}
-    try:
-        return _exchange(target, body, headers, extensions, verify, timeout, started)
-    except (httpx.HTTPError, OSError, UnicodeError, ValueError) as error:
-        return Outcome(duration=time.monotonic() - started, error=f"{type(error).__name__}: {error}".rstrip(": "))
+    with Watchdog(started + timeout - time.monotonic()) as watchdog:
+        try:
+            return _exchange(target, body, headers, {**extensions, "trace": watchdog.trace}, verify, timeout,
+                             watchdog, started)  # fmt: skip
+        except (httpx.HTTPError, OSError, UnicodeError, ValueError) as error:
+            if watchdog.fired:
+                return Outcome(duration=time.monotonic() - started, error=timed_out(timeout))
+            return Outcome(duration=time.monotonic() - started, error=f"{type(error).__name__}: {error}".rstrip(": "))
+
+
+def timed_out(timeout: float) -> str:
+    return f"timed out: the exchange took longer than {timeout:g} s"
 
 
 def _exchange(target: str, body: bytes, headers: dict, extensions: dict, verify: bool, timeout: float,
-              started: float) -> Outcome:  # fmt: skip
-    deadline = started + timeout
+              watchdog: Watchdog, started: float) -> Outcome:  # fmt: skip
+    """The exchange; a head that arrived in time counts, with what of the body arrived by then."""
     with httpx.Client(verify=_ssl_context(verify), trust_env=False, follow_redirects=False, timeout=timeout) as client:
         request = client.build_request("POST", target, content=body, headers=headers, extensions=extensions)
         response = client.send(request, stream=True)
+        kept = bytearray()
         try:
-            kept = bytearray()
-            for chunk in response.iter_bytes():
+            for chunk in response.iter_raw():
                 kept += chunk
-                if len(kept) >= BODY_KEPT or time.monotonic() > deadline:
+                if len(kept) >= BODY_KEPT:
                     break
+        except httpx.HTTPError:
+            if not watchdog.fired:
+                raise
         finally:
             response.close()
     return Outcome(
