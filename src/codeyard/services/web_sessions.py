@@ -21,6 +21,7 @@ from ..errors import Unauthorized
 from . import credentials, signin, users
 from .identity import USER_COLUMNS
 
+COOKIE = "codeyard_session"  # the cookie that carries a session's secret
 SECRET_LENGTH = 32
 
 _sessions = WebSession.__table__
