@@ -7,14 +7,18 @@ user through the API, then the old cookie counts as nobody."""
 
 from __future__ import annotations
 
+import threading
+
 import httpx
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
-from codeyard.db.models import WebSession
+from codeyard.db.models import User, WebSession
 from codeyard.errors import Unauthorized
 from codeyard.services import signin, web_sessions
+from codeyard.services import users as user_service
 
+from ..ci.conftest import wait_for
 from ..web.conftest import WebClient
 
 NEW_PASSWORD = "a-brand-new-password"
@@ -112,6 +116,39 @@ def test_a_sign_in_checked_against_a_password_changed_meanwhile_opens_no_session
     with pytest.raises(Unauthorized), rt.db.transaction() as session:
         web_sessions.start(session, checked)
     assert sessions_of(rt, alice) == 0
+
+
+def test_a_sign_in_waiting_on_a_password_change_sees_the_new_password(rt, alice):
+    """PostgreSQL runs both transactions at once: the sign-in's read of the user waits for the
+    change's row lock and then sees the new password (SQLite runs one writer at a time)."""
+    if rt.db.is_sqlite:
+        pytest.skip("SQLite's write transactions do not overlap")
+    checked = signin.login_candidate(rt.db, "alice")
+    digest = rt.passwords.hash(NEW_PASSWORD)
+    outcome = []
+
+    def sign_in():
+        try:
+            with rt.db.transaction() as session:
+                web_sessions.start(session, checked)
+            outcome.append("opened")
+        except Unauthorized:
+            outcome.append("refused")
+
+    with rt.db.transaction() as change:
+        user_service.update(change, change.get(User, alice.id), {}, digest)  # written, not committed
+        changer = change.execute(text("SELECT pg_backend_pid()")).scalar()
+        thread = threading.Thread(target=sign_in)
+        thread.start()
+        wait_for(lambda: blocked_by(rt, changer), "the sign-in to wait for the change's lock")
+    thread.join(60)
+    assert outcome == ["refused"] and sessions_of(rt, alice) == 0
+
+
+def blocked_by(rt, pid: int) -> bool:
+    with rt.db.engine.connect() as connection:
+        query = "SELECT count(*) FROM pg_stat_activity WHERE :pid = ANY(pg_blocking_pids(pid))"
+        return connection.execute(text(query), {"pid": pid}).scalar() > 0
 
 
 # --- through a real server: its processes keep nothing of the old session -------------------------
