@@ -45,7 +45,9 @@ def authenticate(ctx: Ctx):
         user = identity.user_by_token(ctx.rt.db, secret, kind)
         if user is not None:  # an OAuth token is tried only when the private token names nobody
             break
-    if user is None and ctx.route.auth == "browser":
+    if user is None and ctx.route.auth == "browser" and ctx.method in ("GET", "HEAD"):
+        # Reads only: these routes check no form token, and another site may make a browser send
+        # its cookie with a request of any method.
         return web_sessions.user_for(ctx.rt.db, ctx.cookies.get(web_sessions.COOKIE))
     if user is None or user.state != "active":
         return None
