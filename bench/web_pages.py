@@ -25,7 +25,7 @@ from codeyard import config
 from codeyard.db import migrate
 from codeyard.git import storage
 from codeyard.runtime import Runtime
-from codeyard.services import credentials, merge_requests, projects, users, web_sessions
+from codeyard.services import credentials, merge_requests, projects, signin, users, web_sessions
 cfg = config.load()
 migrate.upgrade(cfg.database_url)
 rt = Runtime(cfg)
@@ -81,7 +81,7 @@ with rt.db.transaction() as session:
 mergeable = merge_requests.run_check(check)  # git's part of the create, with no transaction open
 with rt.db.transaction() as session:
     merge_requests.finish_check(session, rt, session.get(User, alice.id), check, mergeable)
-    _, cookie = web_sessions.start(session, alice.id)
+    _, cookie = web_sessions.start(session, signin.login_candidate(rt.db, alice.username))
 print(token, cookie, demo_id, mr_id, pipeline_id, head)
 """
 

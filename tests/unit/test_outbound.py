@@ -24,6 +24,16 @@ from codeyard.services import outbound
     ("8.8.8.8", False), ("93.184.216.34", False), ("::1", True), ("::", True), ("fe80::1", True), ("fd12::1", True),
     ("ff02::1", True), ("::ffff:127.0.0.1", True), ("::ffff:192.168.1.1", True), ("::ffff:8.8.8.8", False),
     ("2002:a00:1::", True), ("64:ff9b::a9fe:a9fe", True), ("2606:4700::1111", False),
+    # reserved forms Python 3.11 calls global
+    ("::7f00:1", True), ("::ffff:0:7f00:1", True), ("64:ff9b:1::7f00:1", True), ("fec0::1", True),
+    ("::a9fe:a9fe", True), ("::808:808", True), ("2001:0:4136:e378:8000:63bf:80ff:fffe", True),
+    ("2001:0:4136:e378:8000:63bf:f7f7:f7f7", True), ("2001:db8::1", True), ("3fff::1", True), ("100::1", True),
+    ("2001:10::1", True), ("2001:20::1", True), ("2001:2::1", True), ("5f00::1", True), ("4000::1", True),
+    ("192.0.0.8", True), ("192.0.0.9", True), ("192.88.99.1", True), ("198.18.0.1", True), ("192.0.2.1", True),
+    ("240.0.0.1", True), ("::ffff:100.64.0.1", True), ("2002:c000:201::1", True), ("64:ff9b::c000:201", True),
+    # public addresses and their IPv4 embeddings
+    ("1.1.1.1", False), ("2001:4860:4860::8888", False), ("2a00:1450:4001:80b::200e", False),
+    ("2002:808:808::1", False), ("64:ff9b::808:808", False), ("2600::1", False), ("3ffe::1", False),
 ])  # fmt: skip
 def test_local_addresses(address, local):
     assert outbound.is_local(ipaddress.ip_address(address)) is local

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from codeyard.services import web_sessions
+from codeyard.services import signin, web_sessions
 
 # A real runner process and pushes over HTTP, for the browser test that watches a build run.
 from ..ci.conftest import git, owner, project, pusher, runner, start_runner  # noqa: F401
@@ -73,8 +73,9 @@ def browser_for(rt, _test_client):
     def make(user=None) -> WebClient:
         client = WebClient(_test_client)
         if user is not None:
+            checked = signin.login_candidate(rt.db, user.username)  # as if its password was checked
             with rt.db.transaction() as session:
-                _row, secret = web_sessions.start(session, user.id)
+                _row, secret = web_sessions.start(session, checked)
             client.cookies.set("codeyard_session", secret)
         return client
 

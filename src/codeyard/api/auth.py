@@ -2,15 +2,17 @@
 
 Credentials, in GitLab's order: the `private_token` parameter or a `PRIVATE-TOKEN` (or
 `PRIVATE_TOKEN`) header; else an OAuth access token from `access_token`/`bearer_token` or an
-`Authorization: Bearer` header. Unknown, expired and blocked all mean "nobody". The lookup is one
-prebuilt statement on the process's fast connection (see db/engine.py).
+`Authorization: Bearer` header; else, on routes a browser fetches (auth "browser": uploaded files),
+the web session of the `codeyard_session` cookie, as pages find it. Unknown, expired and blocked
+all mean "nobody". The lookup is one prebuilt statement on the process's fast connection (see
+db/engine.py).
 """
 
 from __future__ import annotations
 
 from ..db.models import parse_id
 from ..errors import CodeyardError, Forbidden, NotFound
-from ..services import credentials, identity
+from ..services import credentials, identity, web_sessions
 from .context import Ctx
 
 
@@ -43,6 +45,10 @@ def authenticate(ctx: Ctx):
         user = identity.user_by_token(ctx.rt.db, secret, kind)
         if user is not None:  # an OAuth token is tried only when the private token names nobody
             break
+    if user is None and ctx.route.auth == "browser" and ctx.method in ("GET", "HEAD"):
+        # Reads only: these routes check no form token, and another site may make a browser send
+        # its cookie with a request of any method.
+        return web_sessions.user_for(ctx.rt.db, ctx.cookies.get(web_sessions.COOKIE))
     if user is None or user.state != "active":
         return None
     if kind == credentials.PRIVATE:

@@ -64,6 +64,16 @@ class Ctx:
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
 
+    @functools.cached_property
+    def cookies(self) -> dict[str, str]:
+        """The request's cookies by name (the first of a repeated name)."""
+        found: dict[str, str] = {}
+        for part in (self.header("cookie") or "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name and name not in found:
+                found[name] = value
+        return found
+
     @property
     def client_address(self) -> str:
         """The peer's address (a trusted proxy's X-Forwarded-For is applied by uvicorn beforehand)."""

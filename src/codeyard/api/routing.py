@@ -30,7 +30,9 @@ class Route:
     template: str
     handler: Callable
     kind: str = "api"  # "api": JSON API conventions applied by the dispatcher; "raw": the handler answers itself
-    auth: str = "required"  # "required", "optional" or "none"
+    # "required", "optional", "none", or "browser": optional, and a web session's cookie counts too
+    # (GET of files pages link to, which a browser fetches with its cookie, not a token)
+    auth: str = "required"
     admin: bool = False
     guards: tuple[Callable, ...] = ()  # run after authentication, before params: load the project, check access
     params: tuple[Param, ...] = ()

@@ -1,11 +1,15 @@
 """Requests the server makes to URLs its users gave it (webhooks), made safe to make.
 
-- Addresses a user must not reach through the server (loopback, private, link-local, multicast,
-  unspecified, reserved; IPv4 and IPv6, IPv4-mapped and 6to4 forms included) are refused unless
-  local requests are allowed. The host is resolved once, every address it resolves to is checked,
-  and the connection goes to the checked address itself (the URL names the IP; the Host header and
-  TLS SNI name the host, so certificates are still checked against the name): a DNS answer that
-  changes between check and connection (rebinding) cannot slip past.
+- Only plainly public addresses may be reached unless local requests are allowed (`is_public`: an
+  allow-list, since Python's `is_global` calls several reserved IPv6 forms global, such as
+  IPv4-compatible `::7f00:1` or site-local `fec0::1`). IPv4: anything outside IANA's special-purpose
+  blocks and multicast. IPv6: global unicast 2000::/3 outside its special-purpose blocks; the forms
+  that carry an IPv4 address (IPv4-mapped, the well-known NAT64 prefix, 6to4) are judged by the
+  address they carry; every other form that embeds one (IPv4-compatible, IPv4-translated,
+  local-use NAT64, Teredo) lies outside what is allowed. The host is resolved once, every address
+  it resolves to is checked, and the connection goes to the checked address itself (the URL names
+  the IP; the Host header and TLS SNI name the host, so certificates are still checked against the
+  name): a DNS answer that changes between check and connection (rebinding) cannot slip past.
 - No redirects are followed, no proxy from the environment is used, and the whole exchange is
   bounded: TIMEOUT seconds from the start to the last byte kept, at most BODY_KEPT bytes of the
   response read (asked for without compression, and never decompressed). Socket timeouts bound
@@ -32,6 +36,24 @@ import httpx
 TIMEOUT = 10.0  # seconds for the whole exchange: connection, request, answer
 BODY_KEPT = 64 * 1024
 LOCAL_NAMES = ("localhost", "localhost.localdomain")
+
+
+def _networks(*blocks: str) -> tuple:
+    return tuple(ipaddress.ip_network(block) for block in blocks)
+
+
+# IANA's IPv4 special-purpose registry (some of its blocks are globally reachable, none is a plain
+# public host), multicast, and 240/4 (reserved, with the limited broadcast).
+IPV4_SPECIAL = _networks(
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+    "192.0.0.0/24", "192.0.2.0/24", "192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24", "192.168.0.0/16",
+    "192.175.48.0/24", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+)  # fmt: skip
+IPV6_UNICAST = ipaddress.ip_network("2000::/3")
+# Special-purpose blocks within 2000::/3: IETF protocol assignments (Teredo, benchmarking, ORCHID,
+# AMT, ...), documentation, AS112. 6to4 (2002::/16) is judged by the IPv4 address it carries.
+IPV6_SPECIAL = _networks("2001::/23", "2001:db8::/32", "2620:4f:8000::/48", "3fff::/20")
+IPV4_MAPPED = ipaddress.ip_network("::ffff:0:0/96")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -51,15 +73,20 @@ class Outcome:
         return self.status is not None and 200 <= self.status < 300
 
 
+def is_public(address: Address) -> bool:
+    """Whether ADDRESS is plainly public: one a user may reach through the server."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return not any(address in block for block in IPV4_SPECIAL)
+    if address in IPV4_MAPPED or address in NAT64:
+        return is_public(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    if address.sixtofour is not None:
+        return is_public(address.sixtofour)
+    return address in IPV6_UNICAST and not any(address in block for block in IPV6_SPECIAL)
+
+
 def is_local(address: Address) -> bool:
-    """Whether ADDRESS is one a user must not reach through the server."""
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = address.ipv4_mapped or address.sixtofour
-        if embedded is None and address in NAT64:
-            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-        if embedded is not None and is_local(embedded):
-            return True
-    return address.is_multicast or address.is_unspecified or not address.is_global
+    """Whether ADDRESS is one a user must not reach through the server (not plainly public)."""
+    return not is_public(address)
 
 
 def literal_local(url: str) -> bool:

@@ -74,10 +74,12 @@ def session_lifetime(session: Session) -> dt.timedelta | None:
 
 def signing_in(session: Session, user_id: int) -> User:
     """The user a checked password signs in (API token or web session alike): 401 when password
-    sign-in is disabled or the user is not active."""
+    sign-in is disabled or the user is not active. The row is locked (PostgreSQL; SQLite's write
+    transaction holds the database) until the sign-in commits: a password change or a block, which
+    end the user's web sessions, comes wholly before or wholly after it."""
     if not settings_service.load(session).signin_enabled:
         raise Unauthorized()
-    user = session.get(User, user_id)
+    user = session.get(User, user_id, with_for_update=True)
     if user is None or user.state != "active":
         raise Unauthorized()
     return user

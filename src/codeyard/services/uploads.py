@@ -154,18 +154,18 @@ def copy_bounded(source, target: Path, limit: int) -> int | None:
 # --- serving --------------------------------------------------------------------------------------
 
 
-def locate(session: Session, rt, project: Project, secret: str, filename: str) -> tuple[Upload, Path, os.stat_result]:
-    """The upload row, file path and file status for a URL's SECRET and FILENAME; 404 when any
-    is unknown, malformed, outside the uploads directory or missing on disk."""
+def locate(session: Session, rt, project_id: int, secret: str, filename: str) -> tuple[Upload, Path, os.stat_result]:
+    """The upload row, file path and file status for a URL's SECRET and FILENAME in the project of
+    PROJECT_ID; 404 when any is unknown, malformed, outside the uploads directory or missing on disk."""
     if not SECRET.fullmatch(secret) or sanitize_filename(filename) != filename:
         raise NotFound()
     row = session.scalars(
-        select(Upload).where(Upload.project_id == project.id, Upload.secret == secret, Upload.filename == filename)
+        select(Upload).where(Upload.project_id == project_id, Upload.secret == secret, Upload.filename == filename)
     ).first()
     if row is None:
         raise NotFound()
     root = rt.config.uploads_dir.resolve()
-    path = (project_dir(rt, project.id) / secret / filename).resolve()
+    path = (project_dir(rt, project_id) / secret / filename).resolve()
     if not path.is_relative_to(root):
         raise NotFound()
     try:

@@ -141,11 +141,18 @@ def update(session: Session, user: User, fields: dict[str, Any], password_digest
         namespace.path = namespace.name = username
     if email is not None:
         user.email = email
-    if password_digest is not None:
-        user.password_digest = password_digest
     _assign(user, fields)
+    if password_digest is not None:
+        set_password(session, user, password_digest)
     session.flush()
     return user
+
+
+def set_password(session: Session, user: User, password_digest: str) -> None:
+    """A new password ends every web session of the user (a reset shuts out whoever held the old
+    one); tokens are kept, as GitLab keeps personal access tokens."""
+    user.password_digest = password_digest
+    _end_web_sessions(session, user)
 
 
 def _assign(user: User, fields: dict[str, Any]) -> None:
@@ -159,12 +166,24 @@ def personal_namespace(session: Session, user) -> Namespace:
     return session.scalars(select(Namespace).where(Namespace.owner_id == user.id, Namespace.kind == USER_KIND)).one()
 
 
-def set_state(user: User, state: str) -> bool:
-    """Block or activate; False when the user already was in that state."""
+def set_state(session: Session, user: User, state: str) -> bool:
+    """Block or activate; False when the user already was in that state. A block ends the user's
+    web sessions for good: unblocking brings none back (tokens count as nobody while blocked)."""
     if user.state == state:
         return False
     user.state = state
+    if state == "blocked":
+        _end_web_sessions(session, user)
     return True
+
+
+def _end_web_sessions(session: Session, user: User) -> None:
+    from . import web_sessions  # web_sessions imports this module
+
+    # The user's row is written first: it stays locked until commit, so a sign-in (which locks it,
+    # `signin.signing_in`) either commits its session before this delete runs or sees the change.
+    session.flush()
+    web_sessions.end_all(session, user.id)
 
 
 def delete(session: Session, rt, user: User, actor) -> None:

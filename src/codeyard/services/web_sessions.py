@@ -1,8 +1,11 @@
 """Browser sessions of the web pages: a random secret in a cookie, only its SHA-256 digest stored.
 
 A sign-in (after `signin.check_password`) starts one; signing out deletes its row, so the cookie
-stops working at once. Sessions live `session_expire_delay` minutes (0: until signed out). Each
-page looks its session up with one prebuilt statement (`Database.fast_first`), like API tokens.
+stops working at once. Sessions live `session_expire_delay` minutes (0: until signed out). A new
+password or a block ends every session of the user (`end_all`, called by `services.users`): the
+rows are deleted, so unblocking brings none back; tokens are kept. Each page looks its session up
+with one prebuilt statement (`Database.fast_first`, nothing kept between requests): a deleted row
+is seen by every process at the next request.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from ..db.models import User, WebSession, utcnow
+from ..errors import Unauthorized
 from . import credentials, signin, users
 from .identity import USER_COLUMNS
 
+COOKIE = "codeyard_session"  # the cookie that carries a session's secret
 SECRET_LENGTH = 32
 
 _sessions = WebSession.__table__
@@ -27,10 +32,14 @@ USER_BY_SESSION = (
 )
 
 
-def start(session: Session, user_id: int) -> tuple[User, str]:
-    """Record the sign-in of USER_ID and open a session; returns the user and the cookie's secret.
-    Refused (401) when password sign-in is disabled or the user is not active."""
-    user = signin.signing_in(session, user_id)
+def start(session: Session, checked) -> tuple[User, str]:
+    """Record the sign-in of CHECKED (the row `signin.check_password` accepted: id, password_digest)
+    and open a session; returns the user and the cookie's secret. Refused (401) when password sign-in
+    is disabled, the user is not active, or the password changed since it was checked (the check
+    runs outside any transaction: a session of the old password must not open after the change)."""
+    user = signin.signing_in(session, checked.id)
+    if user.password_digest != checked.password_digest:
+        raise Unauthorized()
     now = utcnow()
     session.execute(delete(WebSession).where(WebSession.user_id == user.id, WebSession.expires_at < now))
     users.record_sign_in(user, now)
@@ -57,6 +66,11 @@ def user_for(db, secret: str | None):
 def end(session: Session, secret: str | None) -> None:
     if secret:
         session.execute(delete(WebSession).where(WebSession.digest == credentials.digest(secret)))
+
+
+def end_all(session: Session, user_id: int) -> None:
+    """End every web session of USER_ID (a new password, a block)."""
+    session.execute(delete(WebSession).where(WebSession.user_id == user_id))
 
 
 def form_token(secret_key: bytes, basis: str) -> str:

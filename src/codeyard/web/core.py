@@ -30,7 +30,7 @@ from ..services import web_sessions
 log = logging.getLogger("codeyard.web")
 
 PAGES = Registry(prefix="")
-SESSION_COOKIE = "codeyard_session"
+SESSION_COOKIE = web_sessions.COOKIE
 VISITOR_COOKIE = "codeyard_visitor"  # an anonymous visitor's random value: the basis of their form token
 FORM_TOKEN = "authenticity_token"  # GitLab's name for the field
 
@@ -102,17 +102,8 @@ def redirect(location: str) -> Response:
 # --- the caller and form tokens -----------------------------------------------------------------
 
 
-def cookies(ctx: Ctx) -> dict[str, str]:
-    found = {}
-    for part in (ctx.header("cookie") or "").split(";"):
-        name, _, value = part.strip().partition("=")
-        if name and name not in found:
-            found[name] = value
-    return found
-
-
 def identify(ctx: Ctx) -> None:
-    jar = cookies(ctx)
+    jar = ctx.cookies
     ctx.web_secret = jar.get(SESSION_COOKIE)
     ctx.actor = web_sessions.user_for(ctx.rt.db, ctx.web_secret)
     if ctx.actor is None:

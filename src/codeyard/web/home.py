@@ -147,7 +147,7 @@ async def sign_in(ctx: Ctx) -> Response:
         candidate = await signin.check_password(ctx.rt, login, password, ctx.client_address)
         if candidate.state != "active":
             raise Unauthorized()
-        _user, secret = web_sessions.start(ctx.session, candidate.id)
+        _user, secret = web_sessions.start(ctx.session, candidate)
     except Unauthorized:
         ctx.rollback()
         return _sign_in_form(ctx, 401, "Invalid login or password.", login, target)

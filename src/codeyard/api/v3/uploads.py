@@ -2,9 +2,11 @@
 served at `/<namespace>/<project>/uploads/<secret>/<filename>` to whoever may read the project.
 
 The serving route sits outside /api/v3 (the upload result's url is relative to the project's web
-path) but authenticates like the API: private token or OAuth token, as a parameter or a header, or
-nobody. An anonymous caller may read files of public projects; any project the caller cannot read
-answers 404, exactly like a missing file.
+path) and authenticates like the API (private token or OAuth token, as a parameter or a header)
+and like the pages (the web session's cookie: a browser showing a page fetches its images with
+it), or nobody. The project and the caller's access come from the pages' loader
+(`project_reads.find` and `access`): an anonymous caller may read files of public projects; any
+project the caller cannot read answers 404, exactly like a missing file.
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ from starlette.responses import FileResponse
 from ...entities.uploads import UploadResult, upload_result
 from ...errors import NotFound
 from ...policies import projects as policy
-from ...services import access as access_service
-from ...services import projects, uploads
+from ...services import project_reads, uploads
 from ..context import Ctx
 from ..guards import project_guard
 from ..params import File
@@ -44,17 +45,17 @@ def upload_file(ctx: Ctx) -> UploadResult:
 
 @WEB.get(
     "/:namespace/:project/uploads/:secret/:filename",
-    auth="optional",
+    auth="browser",
     summary="An uploaded file, to anyone who may read the project (anonymous callers: public projects)",
 )
-def serve_upload(ctx: Ctx):
+async def serve_upload(ctx: Ctx):
     namespace, path = ctx.path_params["namespace"], ctx.path_params["project"]
     if "/" in namespace or "/" in path:
         raise NotFound()
-    project = projects.find(ctx.session, f"{namespace}/{path}")
-    if project is None or not access_service.access(ctx.session, ctx.actor, project).can(policy.READ_PROJECT):
+    project = await project_reads.find_awaited(ctx.rt.db, f"{namespace}/{path}", ctx.actor)
+    if project is None or not project_reads.access(ctx.actor, project).can(policy.READ_PROJECT):
         raise NotFound()
-    row, file_path, status = uploads.locate(ctx.session, ctx.rt, project, ctx.path_params["secret"], ctx.path_params["filename"])
+    row, file_path, status = uploads.locate(ctx.session, ctx.rt, project.id, ctx.path_params["secret"], ctx.path_params["filename"])
     image = uploads.is_image(row.filename)
     return FileResponse(
         file_path,

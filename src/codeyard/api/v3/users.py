@@ -128,10 +128,10 @@ def delete_user(ctx: Ctx) -> entities.UserFull | entities.DeletedUser:
 @API.put("/users/:id/block", admin=True, summary="Block a user (admin); true when the state changed")
 def block_user(ctx: Ctx) -> bool:
     user = users.get(ctx.session, ctx.path_int("id", not_found=lambda: NotFound("User")))
-    return users.set_state(user, "blocked")
+    return users.set_state(ctx.session, user, "blocked")
 
 
 @API.put("/users/:id/unblock", admin=True, summary="Unblock a user (admin); true when the state changed")
 def unblock_user(ctx: Ctx) -> bool:
     user = users.get(ctx.session, ctx.path_int("id", not_found=lambda: NotFound("User")))
-    return users.set_state(user, "active")
+    return users.set_state(ctx.session, user, "active")
