@@ -284,9 +284,11 @@ def test_changes_start_git_only_for_a_reader_of_the_request_s_own_project(api, t
     assert {name: answer.status_code for name, answer in refused.items()} == dict.fromkeys(refused, 404)
     assert refused["outsider"].json() == {"message": "404 Project Not Found"}
     assert refused["unknown"].json() == {"message": "404 Not found"}
-    assert started == []
     guest = api.as_(team.user("guest")).get(f"/projects/{project.id}/merge_request/{mr['id']}/changes")
-    assert guest.status_code == 200 and [c["new_path"] for c in guest.json()["changes"]] == ["a.txt"]
+    assert guest.status_code == 403  # a guest of a private project reads no code (download_code)
+    assert started == []
+    reporter = api.as_(team.user("reporter")).get(f"/projects/{project.id}/merge_request/{mr['id']}/changes")
+    assert reporter.status_code == 200 and [c["new_path"] for c in reporter.json()["changes"]] == ["a.txt"]
     assert len(started) == 1
 
 
