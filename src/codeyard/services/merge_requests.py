@@ -41,6 +41,7 @@ from ..errors import (
     BadRequest,
     CodeyardError,
     Conflict,
+    Invalid,
     MethodNotAllowed,
     NotAcceptable,
     NotFound,
@@ -49,7 +50,7 @@ from ..errors import (
     Unprocessable,
 )  # fmt: skip
 from ..git import diffs, merge_refs, repo
-from ..git.refs import HEADS
+from ..git.refs import HEADS, is_branch_name
 from ..jobs import queue
 from ..policies import branches as branch_policy
 from ..policies import projects as policy
@@ -246,6 +247,17 @@ def _check(session: Session, rt, mr: MergeRequest, source: Project, target: Proj
         raise Conflict([f'Cannot Create: This merge request already exists: ["{existing}"]'])
 
 
+def _check_target_branch(rt, target: Project, name: str) -> None:
+    """400 unless NAME is a canonical branch name (`refs.is_branch_name`) of a branch TARGET has:
+    GitLab 8 stored any text, and the request could then never merge."""
+    if not is_branch_name(name):
+        raise Invalid({"target_branch": ["is invalid"]})
+    with reading(target.id, "Repository"):
+        exists = repo.branch(path_of(rt, target), name) is not None
+    if not exists:
+        raise Invalid({"target_branch": ["does not exist"]})
+
+
 def _assignee(session: Session, actor, target: Project, assignee_id: int | None) -> int | None:
     """The assignee, kept only when it exists and the caller may administer the target's requests."""
     if assignee_id is None or not is_id(assignee_id) or session.get(User, assignee_id) is None:
@@ -283,6 +295,7 @@ def create(session: Session, rt, actor, source: Project, fields: dict[str, Any])
         merge_when_build_succeeds=False,
         merge_status=UNCHECKED,
     )
+    _check_target_branch(rt, target, mr.target_branch)
     _check(session, rt, mr, source, target)
     mr.iid = _next_iid(session, target)
     session.add(mr)
@@ -306,6 +319,7 @@ def update(
         mr.assignee_id = _assignee(session, actor, project, fields["assignee_id"])
     check = None
     if fields.get("target_branch") not in (None, mr.target_branch):
+        _check_target_branch(rt, project, fields["target_branch"])
         mr.target_branch = fields["target_branch"]
         source = _source(session, mr)
         if source is not None:
