@@ -173,7 +173,7 @@ def _parts(row) -> tuple:
 
 _NOTE_AUTHOR = aliased(User, name="note_author")
 _COMMENT_COLUMNS = (
-    Note.id, Note.note, Note.merge_request_id, literal(MERGE_REQUEST_NOTE).label("noteable_type"),
+    Note.id, Note.note, Note.system, Note.merge_request_id, literal(MERGE_REQUEST_NOTE).label("noteable_type"),
     api_text(Note.created_at, "created_at"), *joined_columns(_NOTE_AUTHOR, CONTACT_FIELDS, "author_"),
 )  # fmt: skip
 _COMMENTS = page_statements(
@@ -510,14 +510,48 @@ def _moved_by(project_id: int, branches) -> Any:
     )
 
 
-def after_push(session: Session, rt, project: Project, user, branches: set[str]) -> None:
-    """A post-push step: when open requests come from or go into a pushed branch, a job (in the
-    push's transaction) moves their heads and computes their merge status again; git does not work
-    inside the push's transaction."""
+def after_push(session: Session, rt, project: Project, user, heads: dict[str, str]) -> None:
+    """A post-push step, HEADS the pushed branches and their new tips (zeros when deleted): the
+    automatic merges the push invalidates are aborted in the push's transaction, and when open
+    requests come from or go into a pushed branch, a job (in the same transaction) moves their heads
+    and computes their merge status again; git does not work inside the push's transaction."""
+    branches = set(heads)
     if not branches or session.scalar(_moved_by(project.id, branches).with_only_columns(MergeRequest.id).limit(1)) is None:
         return
+    abort_automatic_merges(session, project, user, heads)
     payload = {"project_id": project.id, "user_id": getattr(user, "id", None), "branches": sorted(branches)}
     queue.enqueue(session, AFTER_PUSH_KIND, payload)
+
+
+ABORTED = "aborted the automatic merge because the source branch was updated"
+
+
+def abort_automatic_merges(session: Session, project: Project, user, heads: dict[str, str]) -> None:
+    """The push (by USER, of HEADS in PROJECT) leaves an automatic merge of a request from a pushed
+    branch only when it keeps what was approved: the pinned sha is still the head, or, with no sha
+    pinned, the user who set the automatic merge pushed. Any other push aborts it (a system note says
+    why): otherwise a commit nobody approved would merge once its own pipeline passed."""
+    waiting = session.scalars(
+        select(MergeRequest).where(
+            MergeRequest.source_project_id == project.id, MergeRequest.source_branch.in_(heads),
+            MergeRequest.merge_when_build_succeeds.is_(True), MergeRequest.open,
+        )
+    )  # fmt: skip
+    pusher = getattr(user, "id", None)
+    for mr in waiting:
+        pinned = (mr.merge_params or {}).get("sha")
+        if heads[mr.source_branch] == pinned or (pinned is None and pusher is not None and pusher == mr.merge_user_id):
+            continue
+        mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
+        system_note(session, mr, pusher, ABORTED)
+    session.flush()
+
+
+def system_note(session: Session, mr: MergeRequest, author_id: int | None, text: str) -> Note:
+    """A note the service writes on MR (caused by AUTHOR_ID): no event, no hook, nobody edits it."""
+    note = Note(project_id=mr.target_project_id, merge_request_id=mr.id, author_id=author_id, note=text, system=True)
+    session.add(note)
+    return note
 
 
 @dataclass(frozen=True)
@@ -774,11 +808,13 @@ MWBS_KIND = "merge_requests.merge_when_build_succeeds"
 
 
 def _wait_for_builds(session: Session, actor, mr: MergeRequest, args: dict) -> None:
-    """Flag the request: it merges (as ACTOR, with these parameters) once its head's builds pass."""
+    """Flag the request: it merges (as ACTOR, with these parameters) once its head's builds pass.
+    A `sha` given is kept: then that commit merges, or nothing does."""
     mr.merge_when_build_succeeds, mr.merge_user_id = True, actor.id
     mr.merge_params = {
         "merge_commit_message": args.get("merge_commit_message"),
         "should_remove_source_branch": bool(args.get("should_remove_source_branch")),
+        "sha": args.get("sha") or None,
     }
     session.flush()
 
@@ -803,8 +839,8 @@ def pipeline_succeeded(session: Session, pipeline) -> int:
 
 def merge_when_build_succeeded(rt, job) -> None:
     """The job: merge through the accept path (same checks, as the user who asked) when the request
-    still waits, its head is the pipeline's sha and that commit's builds succeeded; otherwise leave
-    it as it is."""
+    still waits, its head is the pipeline's sha, that sha is the one pinned when the automatic merge
+    was set (if one was) and that commit's builds succeeded; otherwise leave it as it is."""
     data = job.payload
     with rt.db.transaction(write=False) as session:
         mr = session.get(MergeRequest, data["merge_request_id"])
@@ -815,6 +851,10 @@ def merge_when_build_succeeded(rt, job) -> None:
     with rt.db.transaction() as session:
         mr = session.get(MergeRequest, data["merge_request_id"])
         if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
+            return
+        pinned = (mr.merge_params or {}).get("sha")
+        if pinned is not None and pinned != data["sha"]:
+            log.info("merge request %s: the automatic merge of %s does not merge %s", mr.id, pinned, data["sha"])
             return
         if pipelines.commit_status(session, mr.source_project_id, data["sha"]) != SUCCESS:
             return
