@@ -4,7 +4,8 @@ A master sets the automatic merge of a reviewed head (PUT .../merge with merged_
 and sha); a developer, or a fork's author, then pushes an unreviewed commit over git HTTP and its
 pipeline passes. The protected target branch must not take that commit: a push to the source branch
 by anyone but the user who set the automatic merge cancels it (with a system note), and a pinned sha
-never merges anything else."""
+never merges anything else. Accepting a fork's request with should_remove_source_branch removes the
+fork's branch only when the acceptor may delete it there."""
 
 from __future__ import annotations
 
@@ -166,3 +167,56 @@ def test_a_fork_push_after_approval_cancels_the_automatic_merge(git, live, rt, a
     found = request(rt, mr["id"])
     assert (found.state, found.mwbs) == ("opened", False)
     assert found.notes == [(CANCELED, True, author.id)]
+
+
+# --- removing a fork's source branch --------------------------------------------------------------
+
+
+def test_accepting_a_fork_request_keeps_a_branch_the_acceptor_may_not_delete(git, live, rt, api, users, projects, admin):
+    team = make_team(users, projects, admin)
+    master, author = team.user("master"), users.create("forker")
+    projects.add_member(team.project, author, 20)
+    work = git.new_work("work")
+    git.commit(work, "README.md", "hello\n", "first")
+    git.run("push", repo_url(live, team.project, master), "master", cwd=work)
+    fork = api.as_(author).post(f"/projects/fork/{team.project.id}").json()
+    fork_url = f"http://{author.username}:{author.token}@{live.base_url[7:]}/{fork['path_with_namespace']}.git"
+    git.run("checkout", "-q", "-b", "from-fork", cwd=work)
+    git.commit(work, "fork.txt", "fork\n", "fork work")
+    git.run("push", fork_url, "from-fork", cwd=work)
+    body = {"source_branch": "from-fork", "target_branch": "master", "title": "From fork",
+            "target_project_id": team.project.id}  # fmt: skip
+    mr = api.as_(author).post(f"/projects/{fork['id']}/merge_requests", json=body).json()
+    fork_bare = storage.repository_path(rt.config.repositories_dir, fork["id"])
+    before = refs(fork_bare)
+    accept = f"/projects/{team.project.id}/merge_requests/{mr['id']}/merge"
+    merged = api.as_(master).put(accept, json={"should_remove_source_branch": True})
+    assert merged.status_code == 200 and merged.json()["state"] == "merged"
+    assert refs(fork_bare) == before  # the fork's branch is still there
+    found = request(rt, mr["id"])
+    assert [(text.startswith("did not remove the source branch from-fork"), system) for text, system, _ in found.notes] == [
+        (True, True)
+    ]
+
+
+def test_accepting_a_fork_request_removes_the_branch_when_the_acceptor_may(git, live, rt, api, users, projects, admin):
+    """The fork's owner accepting upstream (a master there) may delete the fork's branch: removed."""
+    team = make_team(users, projects, admin)
+    master = team.user("master")
+    work = git.new_work("work")
+    git.commit(work, "README.md", "hello\n", "first")
+    git.run("push", repo_url(live, team.project, master), "master", cwd=work)
+    fork = api.as_(master).post(f"/projects/fork/{team.project.id}").json()
+    fork_url = f"http://{master.username}:{master.token}@{live.base_url[7:]}/{fork['path_with_namespace']}.git"
+    git.run("checkout", "-q", "-b", "from-fork", cwd=work)
+    git.commit(work, "fork.txt", "fork\n", "fork work")
+    git.run("push", fork_url, "from-fork", cwd=work)
+    body = {"source_branch": "from-fork", "target_branch": "master", "title": "From fork",
+            "target_project_id": team.project.id}  # fmt: skip
+    mr = api.as_(master).post(f"/projects/{fork['id']}/merge_requests", json=body).json()
+    accept = f"/projects/{team.project.id}/merge_requests/{mr['id']}/merge"
+    merged = api.as_(master).put(accept, json={"should_remove_source_branch": True})
+    assert merged.status_code == 200 and merged.json()["state"] == "merged"
+    fork_bare = storage.repository_path(rt.config.repositories_dir, fork["id"])
+    assert "refs/heads/from-fork" not in refs(fork_bare)
+    assert request(rt, mr["id"]).notes == []

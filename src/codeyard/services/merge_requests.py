@@ -41,6 +41,7 @@ from ..errors import (
     BadRequest,
     CodeyardError,
     Conflict,
+    Forbidden,
     Invalid,
     MethodNotAllowed,
     NotAcceptable,
@@ -791,15 +792,23 @@ def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan,
 
 
 def _remove_source(session: Session, rt, actor, mr: MergeRequest) -> None:
+    """Delete the source branch under the branches API's rule in the source project (push access
+    there, not protected, not its default branch); otherwise keep it and say why in a system note
+    (GitLab 8 kept it silently): the acceptor of a fork's request need not be able to write to it."""
     from . import branches
 
     source = _source(session, mr)
     if source is None:
         return
     try:
+        access = access_service.access(session, actor, source)
+        if not (access.can(policy.DOWNLOAD_CODE) and access.can(policy.PUSH_CODE)):
+            raise Forbidden(branch_policy.NO_PUSH)
         branches.delete(session, rt, source, actor, mr.source_branch)
-    except CodeyardError as refused:  # protected, the default branch, or already gone: kept, as GitLab did
+    except CodeyardError as refused:  # no push access, protected, the default branch, or already gone
         log.info("source branch of merge request %s kept: %s", mr.id, refused)
+        system_note(session, mr, actor.id, f"did not remove the source branch {mr.source_branch}: {refused.message}")
+        session.flush()
 
 
 # --- merge when build succeeds -------------------------------------------------------------------
