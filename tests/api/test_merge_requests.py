@@ -24,13 +24,16 @@ FIELDS = {
 
 @pytest.fixture
 def team(users, projects, admin, rt, tmp_path):
-    """A private project with master (1 commit) and feature (1 more), one user per role."""
+    """A private project with master (1 commit) and feature (1 more), one user per role; other
+    targets: `other` (master's commit) and `elsewhere` (a conflicting a.txt)."""
     team = make_team(users, projects, admin)
     work = WorkingCopy(rt, team.project, tmp_path / "work")
     work.commit("first")
-    work.git("checkout", "-q", "-b", "feature")
+    work.git("checkout", "-q", "-b", "elsewhere")
+    work.commit("elsewhere", {"a.txt": "elsewhere\n"})
+    work.git("checkout", "-q", "-b", "feature", "master")
     work.commit("feature work", {"a.txt": "a\n"})
-    work.push("master", "feature")
+    work.push("master", "feature", "elsewhere", "master:other")
     return team
 
 
@@ -284,9 +287,11 @@ def test_changes_start_git_only_for_a_reader_of_the_request_s_own_project(api, t
     assert {name: answer.status_code for name, answer in refused.items()} == dict.fromkeys(refused, 404)
     assert refused["outsider"].json() == {"message": "404 Project Not Found"}
     assert refused["unknown"].json() == {"message": "404 Not found"}
-    assert started == []
     guest = api.as_(team.user("guest")).get(f"/projects/{project.id}/merge_request/{mr['id']}/changes")
-    assert guest.status_code == 200 and [c["new_path"] for c in guest.json()["changes"]] == ["a.txt"]
+    assert guest.status_code == 403  # a guest of a private project reads no code (download_code)
+    assert started == []
+    reporter = api.as_(team.user("reporter")).get(f"/projects/{project.id}/merge_request/{mr['id']}/changes")
+    assert reporter.status_code == 200 and [c["new_path"] for c in reporter.json()["changes"]] == ["a.txt"]
     assert len(started) == 1
 
 
@@ -359,6 +364,8 @@ def test_changing_the_target_branch(api, team, tmp_path, rt):
     project, dev = team.project, team.user("developer")
     mr = _create(api, dev, project).json()
     path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    missing = api.as_(dev).put(path, json={"target_branch": "nowhere"})
+    assert missing.status_code == 400 and missing.json() == {"message": {"target_branch": ["does not exist"]}}
     moved = api.as_(dev).put(path, json={"target_branch": "elsewhere"})
     assert moved.status_code == 200 and moved.json()["merge_status"] == "cannot_be_merged"
     same = api.as_(dev).put(path, json={"target_branch": "feature"})

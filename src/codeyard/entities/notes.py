@@ -43,7 +43,7 @@ def note(row, view: View, author) -> Note:
         "attachment": None,
         "author": user_basic(author, view) if author is not None else None,
         "created_at": iso(row.created_at),
-        "system": False,
+        "system": bool(row.system),
         "noteable_id": row.merge_request_id,
         "noteable_type": row.noteable_type,
         "upvote": vote == UPVOTE,

@@ -61,7 +61,7 @@ def action_name(event: Event) -> str:
 
 # --- the read path: a page of a project's events, no session ---------------------------------------
 
-_NOTE_FIELDS = ("id", "note", "merge_request_id", "commit_id", "created_at")
+_NOTE_FIELDS = ("id", "note", "system", "merge_request_id", "commit_id", "created_at")
 _NoteColumns = namedtuple("NoteColumns", _NOTE_FIELDS)
 
 

@@ -41,6 +41,8 @@ from ..errors import (
     BadRequest,
     CodeyardError,
     Conflict,
+    Forbidden,
+    Invalid,
     MethodNotAllowed,
     NotAcceptable,
     NotFound,
@@ -49,7 +51,7 @@ from ..errors import (
     Unprocessable,
 )  # fmt: skip
 from ..git import diffs, merge_refs, repo
-from ..git.refs import HEADS
+from ..git.refs import HEADS, is_branch_name
 from ..jobs import queue
 from ..policies import branches as branch_policy
 from ..policies import projects as policy
@@ -172,7 +174,7 @@ def _parts(row) -> tuple:
 
 _NOTE_AUTHOR = aliased(User, name="note_author")
 _COMMENT_COLUMNS = (
-    Note.id, Note.note, Note.merge_request_id, literal(MERGE_REQUEST_NOTE).label("noteable_type"),
+    Note.id, Note.note, Note.system, Note.merge_request_id, literal(MERGE_REQUEST_NOTE).label("noteable_type"),
     api_text(Note.created_at, "created_at"), *joined_columns(_NOTE_AUTHOR, CONTACT_FIELDS, "author_"),
 )  # fmt: skip
 _COMMENTS = page_statements(
@@ -246,6 +248,17 @@ def _check(session: Session, rt, mr: MergeRequest, source: Project, target: Proj
         raise Conflict([f'Cannot Create: This merge request already exists: ["{existing}"]'])
 
 
+def _check_target_branch(rt, target: Project, name: str) -> None:
+    """400 unless NAME is a canonical branch name (`refs.is_branch_name`) of a branch TARGET has:
+    GitLab 8 stored any text, and the request could then never merge."""
+    if not is_branch_name(name):
+        raise Invalid({"target_branch": ["is invalid"]})
+    with reading(target.id, "Repository"):
+        exists = repo.branch(path_of(rt, target), name) is not None
+    if not exists:
+        raise Invalid({"target_branch": ["does not exist"]})
+
+
 def _assignee(session: Session, actor, target: Project, assignee_id: int | None) -> int | None:
     """The assignee, kept only when it exists and the caller may administer the target's requests."""
     if assignee_id is None or not is_id(assignee_id) or session.get(User, assignee_id) is None:
@@ -283,6 +296,7 @@ def create(session: Session, rt, actor, source: Project, fields: dict[str, Any])
         merge_when_build_succeeds=False,
         merge_status=UNCHECKED,
     )
+    _check_target_branch(rt, target, mr.target_branch)
     _check(session, rt, mr, source, target)
     mr.iid = _next_iid(session, target)
     session.add(mr)
@@ -306,6 +320,7 @@ def update(
         mr.assignee_id = _assignee(session, actor, project, fields["assignee_id"])
     check = None
     if fields.get("target_branch") not in (None, mr.target_branch):
+        _check_target_branch(rt, project, fields["target_branch"])
         mr.target_branch = fields["target_branch"]
         source = _source(session, mr)
         if source is not None:
@@ -496,14 +511,48 @@ def _moved_by(project_id: int, branches) -> Any:
     )
 
 
-def after_push(session: Session, rt, project: Project, user, branches: set[str]) -> None:
-    """A post-push step: when open requests come from or go into a pushed branch, a job (in the
-    push's transaction) moves their heads and computes their merge status again; git does not work
-    inside the push's transaction."""
+def after_push(session: Session, rt, project: Project, user, heads: dict[str, str]) -> None:
+    """A post-push step, HEADS the pushed branches and their new tips (zeros when deleted): the
+    automatic merges the push invalidates are aborted in the push's transaction, and when open
+    requests come from or go into a pushed branch, a job (in the same transaction) moves their heads
+    and computes their merge status again; git does not work inside the push's transaction."""
+    branches = set(heads)
     if not branches or session.scalar(_moved_by(project.id, branches).with_only_columns(MergeRequest.id).limit(1)) is None:
         return
+    abort_automatic_merges(session, project, user, heads)
     payload = {"project_id": project.id, "user_id": getattr(user, "id", None), "branches": sorted(branches)}
     queue.enqueue(session, AFTER_PUSH_KIND, payload)
+
+
+ABORTED = "aborted the automatic merge because the source branch was updated"
+
+
+def abort_automatic_merges(session: Session, project: Project, user, heads: dict[str, str]) -> None:
+    """The push (by USER, of HEADS in PROJECT) leaves an automatic merge of a request from a pushed
+    branch only when it keeps what was approved: the pinned sha is still the head, or, with no sha
+    pinned, the user who set the automatic merge pushed. Any other push aborts it (a system note says
+    why): otherwise a commit nobody approved would merge once its own pipeline passed."""
+    waiting = session.scalars(
+        select(MergeRequest).where(
+            MergeRequest.source_project_id == project.id, MergeRequest.source_branch.in_(heads),
+            MergeRequest.merge_when_build_succeeds.is_(True), MergeRequest.open,
+        )
+    )  # fmt: skip
+    pusher = getattr(user, "id", None)
+    for mr in waiting:
+        pinned = (mr.merge_params or {}).get("sha")
+        if heads[mr.source_branch] == pinned or (pinned is None and pusher is not None and pusher == mr.merge_user_id):
+            continue
+        mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
+        system_note(session, mr, pusher, ABORTED)
+    session.flush()
+
+
+def system_note(session: Session, mr: MergeRequest, author_id: int | None, text: str) -> Note:
+    """A note the service writes on MR (caused by AUTHOR_ID): no event, no hook, nobody edits it."""
+    note = Note(project_id=mr.target_project_id, merge_request_id=mr.id, author_id=author_id, note=text, system=True)
+    session.add(note)
+    return note
 
 
 @dataclass(frozen=True)
@@ -743,15 +792,23 @@ def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan,
 
 
 def _remove_source(session: Session, rt, actor, mr: MergeRequest) -> None:
+    """Delete the source branch under the branches API's rule in the source project (push access
+    there, not protected, not its default branch); otherwise keep it and say why in a system note
+    (GitLab 8 kept it silently): the acceptor of a fork's request need not be able to write to it."""
     from . import branches
 
     source = _source(session, mr)
     if source is None:
         return
     try:
+        access = access_service.access(session, actor, source)
+        if not (access.can(policy.DOWNLOAD_CODE) and access.can(policy.PUSH_CODE)):
+            raise Forbidden(branch_policy.NO_PUSH)
         branches.delete(session, rt, source, actor, mr.source_branch)
-    except CodeyardError as refused:  # protected, the default branch, or already gone: kept, as GitLab did
+    except CodeyardError as refused:  # no push access, protected, the default branch, or already gone
         log.info("source branch of merge request %s kept: %s", mr.id, refused)
+        system_note(session, mr, actor.id, f"did not remove the source branch {mr.source_branch}: {refused.message}")
+        session.flush()
 
 
 # --- merge when build succeeds -------------------------------------------------------------------
@@ -760,11 +817,13 @@ MWBS_KIND = "merge_requests.merge_when_build_succeeds"
 
 
 def _wait_for_builds(session: Session, actor, mr: MergeRequest, args: dict) -> None:
-    """Flag the request: it merges (as ACTOR, with these parameters) once its head's builds pass."""
+    """Flag the request: it merges (as ACTOR, with these parameters) once its head's builds pass.
+    A `sha` given is kept: then that commit merges, or nothing does."""
     mr.merge_when_build_succeeds, mr.merge_user_id = True, actor.id
     mr.merge_params = {
         "merge_commit_message": args.get("merge_commit_message"),
         "should_remove_source_branch": bool(args.get("should_remove_source_branch")),
+        "sha": args.get("sha") or None,
     }
     session.flush()
 
@@ -789,8 +848,8 @@ def pipeline_succeeded(session: Session, pipeline) -> int:
 
 def merge_when_build_succeeded(rt, job) -> None:
     """The job: merge through the accept path (same checks, as the user who asked) when the request
-    still waits, its head is the pipeline's sha and that commit's builds succeeded; otherwise leave
-    it as it is."""
+    still waits, its head is the pipeline's sha, that sha is the one pinned when the automatic merge
+    was set (if one was) and that commit's builds succeeded; otherwise leave it as it is."""
     data = job.payload
     with rt.db.transaction(write=False) as session:
         mr = session.get(MergeRequest, data["merge_request_id"])
@@ -801,6 +860,10 @@ def merge_when_build_succeeded(rt, job) -> None:
     with rt.db.transaction() as session:
         mr = session.get(MergeRequest, data["merge_request_id"])
         if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
+            return
+        pinned = (mr.merge_params or {}).get("sha")
+        if pinned is not None and pinned != data["sha"]:
+            log.info("merge request %s: the automatic merge of %s does not merge %s", mr.id, pinned, data["sha"])
             return
         if pipelines.commit_status(session, mr.source_project_id, data["sha"]) != SUCCESS:
             return

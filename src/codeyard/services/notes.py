@@ -30,8 +30,9 @@ def merge_request_note(session: Session, mr: MergeRequest, note_id: int) -> Note
 
 
 def update(session: Session, access, actor, note: Note, body: str) -> Note:
-    """A new text for NOTE: its author may, and whoever administers the project's notes (master+)."""
-    if note.author_id != actor.id and not access.can(policy.ADMIN_NOTE):
+    """A new text for NOTE: its author may, and whoever administers the project's notes (master+);
+    nobody edits a system note (the service's record of what happened)."""
+    if note.system or (note.author_id != actor.id and not access.can(policy.ADMIN_NOTE)):
         raise Forbidden()
     note.note = body
     session.flush()

@@ -13,7 +13,9 @@ as CI, adds its step there, not by registering itself when imported):
 3. one `pushed new` / `pushed to` / `deleted` event per ref, with that payload as data;
 4. one webhook delivery per hook whose flag is on, enqueued as a job in this transaction;
 5. when open merge requests come from or go into a pushed branch, a job is enqueued that moves
-   their head refs and computes their merge status again, outside this transaction;
+   their head refs and computes their merge status again, outside this transaction; an automatic
+   merge set on a request from a pushed branch is aborted here unless the push keeps what was
+   approved (`merge_requests.after_push`);
 6. a CI pipeline for each pushed branch or tag whose commit has a .gitlab-ci.yml, with its first
    stage's builds pending for the runners (services/ci/pipelines.py).
 """
@@ -91,7 +93,7 @@ def call_hooks(session: Session, rt, push: Push) -> None:
 
 
 def merge_request_heads(session: Session, rt, push: Push) -> None:
-    merge_requests.after_push(session, rt, push.project, push.user, {u.branch for u in push.updates if u.branch})
+    merge_requests.after_push(session, rt, push.project, push.user, {u.branch: u.after for u in push.updates if u.branch})
 
 
 def ci_pipelines(session: Session, rt, push: Push) -> None:

@@ -21,6 +21,9 @@ from ..registry import API
 from ..replies import encoded
 
 READ = (project_guard(policy.READ_MERGE_REQUEST),)
+# A request's commits and changes are the repository's code: read under the rule of every other
+# repository read (a guest of a private project reads the request, not its code).
+READ_CODE = (project_guard(policy.READ_MERGE_REQUEST, policy.DOWNLOAD_CODE),)
 CREATE = (project_guard(policy.CREATE_MERGE_REQUEST),)
 UPDATE = (project_guard(policy.UPDATE_MERGE_REQUEST),)
 LIST = "/projects/:id/merge_requests"
@@ -94,14 +97,14 @@ async def get_merge_request(ctx: Ctx) -> MergeRequest:
     return _listed(ctx, *await merge_requests.read_one(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id")))
 
 
-@single("GET", "/commits", guards=READ, summary="Commits of the source not on the target, newest first")
+@single("GET", "/commits", guards=READ_CODE, summary="Commits of the source not on the target, newest first")
 async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
     mr = await merge_requests.compared(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
     found = await ctx.off_loop(functools.partial(merge_requests.comparison, files=False), ctx.rt, ctx.project_row, mr)
     return [repo_commit(info) for info in reversed(found.commits)]
 
 
-@single("GET", "/changes", guards=READ, summary="The request with its changes (merge base to source head)")
+@single("GET", "/changes", guards=READ_CODE, summary="The request with its changes (merge base to source head)")
 async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
     # git starts first, from what one prebuilt statement finds; the session (the project's and the
     # request's rows, the entity) is used while git works, and each change is JSON as soon as git's

@@ -82,7 +82,8 @@ MERGE_REQUEST_NOTE, COMMIT_NOTE = "MergeRequest", "Commit"
 
 class Note(Base):
     """A comment on a merge request (`merge_request_id`) or on a commit (`commit_id`, optionally on one
-    line of its diff: `path`, `line`, `line_type`)."""
+    line of its diff: `path`, `line`, `line_type`). A `system` note is written by the service, not
+    typed by its author (who caused it): it records what happened to a request and why."""
 
     __tablename__ = "notes"
     __table_args__ = (
@@ -100,6 +101,7 @@ class Note(Base):
     line_type: Mapped[str | None] = mapped_column(String(8))
     author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     note: Mapped[str] = mapped_column(Text)
+    system: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
 

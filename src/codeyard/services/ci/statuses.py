@@ -30,19 +30,25 @@ EXTERNAL_STAGE = "external"
 EXTERNAL_STAGE_IDX = 1_000_000  # after every stage a .gitlab-ci.yml can have
 DEFAULT_NAME = "default"
 STATE_INVALID = {"status": ["is not included in the list"]}  # 8.6's model validation
+REF_MISSING = {"ref": ["does not exist"]}
 
 
 def ref_for(rt, project: Project, sha: str, ref: str | None) -> tuple[str, bool]:
-    """(ref, whether it is a tag) for a status of commit SHA: REF as given, or the first branch (by
-    name) that has the commit, as 8.6 chose; 404 `References for commit` when none has it. Git work:
-    call it off the event loop."""
+    """(ref, whether it is a tag) for a status of commit SHA: REF as given, which must be a branch or
+    a tag of the project (400 `{"ref": ["does not exist"]}`: 8.6 made a pipeline for any text), or
+    the first branch (by name) that has the commit, as 8.6 chose; 404 `References for commit` when
+    none has it. Git work: call it off the event loop."""
     path = path_of(rt, project)
     if ref is None:
         names = repo.branches_containing(path, sha)
         if not names:
             raise NotFound("References for commit")
         return names[0], False
-    return ref, repo.branch(path, ref) is None and repo.tag_target(path, ref)[0] is not None
+    if repo.branch(path, ref) is not None:
+        return ref, False
+    if repo.tag_target(path, ref)[0] is not None:
+        return ref, True
+    raise Invalid(REF_MISSING)
 
 
 def post(session: Session, rt, project: Project, actor, sha: str, ref: str, tag: bool, fields: dict) -> Build:
