@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 
 from codeyard.db.models import Event, Job, Pipeline, RecordedPush
 from codeyard.jobs.worker import Worker
-from codeyard.services import push_journal, webhooks
+from codeyard.services import push_journal, pushes, webhooks
 from codeyard.services.events import PUSHED
 
 from ..githttp.conftest import Git, repo_url, server_ref
@@ -261,3 +261,60 @@ def _wait_for(condition, what: str, seconds: float = 90) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+# --- refs the server moves itself (branches and files API) -----------------------------------------
+
+
+class StepFailsOnce:
+    """A post-push step that fails the first recording: the ref has moved, the transaction is lost
+    (as when the process dies before its commit)."""
+
+    def __init__(self):
+        self.failed = False
+
+    def __call__(self, session, rt, push):
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("the recording's transaction is lost")
+
+
+@pytest.mark.parametrize("change", ["create branch", "delete branch", "commit file"])
+def test_a_ref_moved_by_the_api_is_recorded_when_its_transaction_is_lost(rt, project, owner, pushed, api, monkeypatch, change):
+    base = f"/projects/{project.id}/repository"
+    if change == "delete branch":
+        dead_server_journal(rt, project, owner, pushed)  # master recorded: the default branch
+        assert push_journal.recover(rt) == 1
+        assert api.as_(owner).post(f"{base}/branches", json={"branch_name": "topic", "ref": "master"}).status_code == 201
+    before = follow_up(rt, project)
+    monkeypatch.setattr(pushes, "STEPS", (*pushes.STEPS, StepFailsOnce()))
+    request = {
+        "create branch": lambda: api.as_(owner).post(f"{base}/branches", json={"branch_name": "topic", "ref": "master"}),
+        "delete branch": lambda: api.as_(owner).delete(f"{base}/branches/topic"),
+        "commit file": lambda: api.as_(owner).post(f"{base}/files", json={
+            "file_path": "new.txt", "branch_name": "master", "content": "x", "commit_message": "add"}),
+    }[change]
+    assert request().status_code == 500
+    # the ref moved all the same
+    if change == "create branch":
+        assert server_ref(rt, project, "refs/heads/topic") == pushed
+    elif change == "delete branch":
+        assert server_ref(rt, project, "refs/heads/topic") is None
+    else:
+        assert server_ref(rt, project, "refs/heads/master") not in (None, pushed)
+    assert follow_up(rt, project) == before
+
+    assert push_journal.recover(rt) == 1
+    after = follow_up(rt, project)
+    assert after["events"] == before["events"] + 1 and after["recorded"] == before["recorded"] + 1
+    assert push_journal.recover(rt) == 0 and journals(rt) == []
+
+
+def test_a_refused_api_change_leaves_no_journal(rt, project, owner, pushed, api):
+    base = f"/projects/{project.id}/repository"
+    response = api.as_(owner).post(f"{base}/files", json={
+        "file_path": ".gitlab-ci.yml", "branch_name": "master", "content": "x", "commit_message": "again"})
+    assert response.status_code == 400
+    response = api.as_(owner).post(f"{base}/branches", json={"branch_name": "topic", "ref": "no-such-ref"})
+    assert response.status_code == 400
+    assert journals(rt) == []

@@ -18,6 +18,11 @@ leave the refs moved and the follow-up lost. So:
    for it, unless its push id is recorded already (the server died between commit and removal).
    `codeyard serve` runs it before serving, the job worker every few seconds.
 
+The branches and files API move refs themselves, inside a request's transaction: they open a
+journal before moving the ref (`for_ref_moves`), append the update once moved and record it in the
+request's transaction (`record_moved`); the commit removes the journal, a rollback leaves it to
+recovery when a ref moved (it stays moved), and a process that dies leaves it too.
+
 Lines are merged per ref (the first old value, the last new one); lines of refs a push may not name
 (HEAD, which git reports when it follows the pushed branch) and lines that change nothing (the
 packed-refs side of a deletion) are left out.
@@ -32,6 +37,7 @@ import os
 import re
 import secrets
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +45,7 @@ from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from .. import datadir
+from ..db.hooks import on_commit, on_rollback
 from ..db.models import Project, RecordedPush, User, utcnow
 from ..git.refs import acceptable_ref
 from . import pushes
@@ -74,6 +81,7 @@ class Journal:
         self.path = path
         self.fd = fd
         self.header = header
+        self._close = weakref.finalize(self, os.close, fd)  # once, even when dropped unreleased
 
     @classmethod
     def create(cls, config, project_id: int, user_id: int) -> Journal:
@@ -97,6 +105,11 @@ class Journal:
     def updates(self) -> list[pushes.RefUpdate]:
         return parse(_read(self.fd))[1]
 
+    def append(self, updates: list[pushes.RefUpdate]) -> None:
+        """Journal refs this process moved (as the hook does for git's), synced to disk."""
+        os.write(self.fd, "".join(f"{u.before} {u.after} {u.ref}\n" for u in updates).encode())
+        os.fsync(self.fd)
+
     def finish(self) -> None:
         """The push is recorded: remove the journal, then let go of it."""
         self.path.unlink(missing_ok=True)
@@ -104,9 +117,15 @@ class Journal:
 
     def release(self) -> None:
         """Let go of the journal, leaving the file (if any) to `recover`."""
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        self._close()
+        self.fd = -1
+
+    def settle(self) -> None:
+        """Remove the journal when no ref moved, else leave it to `recover`."""
+        if self.fd >= 0 and not self.updates():
+            self.finish()
+        else:
+            self.release()
 
 
 def parse(text: str) -> tuple[Header | None, list[pushes.RefUpdate]]:
@@ -142,6 +161,21 @@ def record(session: Session, rt, header: Header, updates: list[pushes.RefUpdate]
     if project is not None and pusher is not None:
         pushes.post_push(session, rt, project, pusher, updates)
     return True
+
+
+def for_ref_moves(session: Session, rt, project_id: int, user_id: int) -> Journal:
+    """A journal for refs this process moves inside SESSION's transaction; open it before moving
+    one. Removed when the transaction commits, left to recovery when it rolls back after a move."""
+    journal = Journal.create(rt.config, project_id, user_id)
+    on_commit(session, journal.finish)
+    on_rollback(session, journal.settle)
+    return journal
+
+
+def record_moved(session: Session, rt, journal: Journal, updates: list[pushes.RefUpdate]) -> None:
+    """The refs moved: journal them, then record the push in SESSION's transaction."""
+    journal.append(updates)
+    record(session, rt, journal.header, updates)
 
 
 def record_journal(rt, journal: Journal) -> None:
