@@ -131,6 +131,22 @@ def test_a_journal_of_a_running_server_is_left_alone(rt, project, owner, pushed)
     assert follow_up(rt, project) == ONCE and journals(rt) == []
 
 
+def test_a_journal_stays_locked_while_git_runs_after_its_server_died(rt, project, owner, pushed):
+    """git inherits the journal's descriptor (the transport's keep_fds): a server that dies while
+    git still runs must not let recovery record the push before git has moved every ref."""
+    journal = push_journal.Journal.create(rt.config, project.id, owner.id)
+    os.write(journal.fd, f"{ZERO} {pushed} refs/heads/master\n".encode())
+    git = subprocess.Popen(["sleep", "600"], pass_fds=(journal.fd,))
+    try:
+        journal.release()  # the server is gone
+        assert push_journal.recover(rt) == 0 and journals(rt) == [journal.path.name]
+    finally:
+        git.kill()
+        git.wait(30)
+    assert push_journal.recover(rt) == 1
+    assert follow_up(rt, project) == ONCE
+
+
 def test_the_job_worker_recovers_journals(rt, project, owner, pushed):
     dead_server_journal(rt, project, owner, pushed)
     worker = Worker(rt, poll=0.05)
