@@ -50,6 +50,7 @@ def serve(host: str | None, port: int | None, data_dir: str | None, workers: int
         raise click.UsageError(str(error)) from None
     _prepare(config)
     _announce_root(config)
+    _recover_pushes(config)
     os.environ.update(config_module.to_env(config))
     processes = "process" if config.workers == 1 else "processes"
     click.echo(f"codeyard listening on http://{config.host}:{config.port} (external URL {config.base_url}), {config.workers} {processes}")
@@ -118,6 +119,21 @@ def _announce_root(config: config_module.Config) -> None:
     click.echo(f"  password: {created.password or '(from CODEYARD_ROOT_PASSWORD)'}")
     click.echo(f"  token:    {created.token or '(from CODEYARD_ROOT_TOKEN)'}")
     click.echo("These are shown once; keep them.")
+
+
+def _recover_pushes(config: config_module.Config) -> None:
+    """Record the pushes a previous server moved refs for but died before recording
+    (services/push_journal.py); before serving, so that they come first."""
+    from .runtime import Runtime
+    from .services import push_journal
+
+    runtime = Runtime(config)
+    try:
+        recorded = push_journal.recover(runtime)
+    finally:
+        runtime.close()
+    if recorded:
+        click.echo(f"Recorded {recorded} push(es) a previous server had left unrecorded.")
 
 
 @main.command()

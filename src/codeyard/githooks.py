@@ -1,16 +1,26 @@
-"""The git hooks codeyard installs for pushes: `python -m codeyard.githooks pre-receive|post-receive`.
+"""The git hooks codeyard installs for pushes (`scripts`, written by the smart-HTTP transport).
 
 They run inside `git receive-pack`, which the smart-HTTP transport starts. The server decides the
 caller's rights before starting git and hands them over in the environment, so the hooks need no
 database and start fast:
 
 - CODEYARD_PUSH_RULES: JSON `{"abilities": [...], "protected": {"<branch>": {"developers_can_push": bool}}}`
-- CODEYARD_PUSH_LOG: a file post-receive appends the updated refs to (`<old> <new> <ref>` lines).
+- CODEYARD_PUSH_JOURNAL: the push's journal (services/push_journal.py), a file the server created
+  and holds locked; the reference-transaction hook appends the refs git moved to it.
 
-pre-receive refuses the whole push (git's rule: a refused update changes no ref) when any update
-breaks `policies.branches.refusal` or creates or moves a ref whose name codeyard refuses (git itself
-takes `-x` or `HEAD` as branch names; the API and git's command line would not), printing the
-reasons, which git shows as `remote:` lines. Deleting a ref of such a name is allowed.
+pre-receive (`python -m codeyard.githooks pre-receive`) refuses the whole push (git's rule: a refused
+update changes no ref) when any update breaks `policies.branches.refusal` or creates or moves a ref
+whose name codeyard refuses (git itself takes `-x` or `HEAD` as branch names; the API and git's
+command line would not), printing the reasons, which git shows as `remote:` lines. Deleting a ref of
+such a name is allowed.
+
+reference-transaction runs inside every ref transaction of receive-pack, before it reports to the
+client (post-receive runs only after the report is sent, too late for a server that dies meanwhile).
+In state `committed` it appends git's `<old> <new> <ref>` lines to the journal and syncs the file to
+disk (`dd conv=fsync`; `nocreat`: a journal the server no longer has is not made anew). It is a
+shell script, not Python: receive-pack runs it twice per ref transaction (`prepared`, `committed`)
+and, unless the push is atomic, runs one transaction per ref; the other states return at once.
+Its exit status is ignored by git in state `committed`.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from .git.refs import HEADS, MERGE_REQUESTS, TAGS, ZERO_SHA, is_branch_name, is_ref_name, is_tag_name
+from .git.refs import HEADS, MERGE_REQUESTS, ZERO_SHA, acceptable_ref
 from .policies.branches import refusal
 from .policies.projects import Access
 
@@ -30,15 +40,6 @@ def descends(old: str, new: str) -> bool:
     """Is NEW a descendant of OLD? (The pushed objects are visible through git's quarantine env.)"""
     result = subprocess.run(["git", "merge-base", "--is-ancestor", "--end-of-options", old, new], capture_output=True)
     return result.returncode == 0
-
-
-def acceptable_ref(ref: str) -> bool:
-    """May a push create or move REF (a full name)?"""
-    if ref.startswith(HEADS):
-        return is_branch_name(ref[len(HEADS) :])
-    if ref.startswith(TAGS):
-        return is_tag_name(ref[len(TAGS) :])
-    return ref.startswith("refs/") and is_ref_name(ref[len("refs/") :])
 
 
 def check(lines: list[str], rules: dict) -> list[str]:
@@ -69,21 +70,26 @@ def pre_receive() -> int:
     return 1 if reasons else 0
 
 
-def post_receive() -> int:
-    log = os.environ.get("CODEYARD_PUSH_LOG")
-    data = sys.stdin.read()
-    if log:
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(data)
-    return 0
+JOURNAL_SCRIPT = """#!/bin/sh
+# codeyard: the refs a committed ref transaction moved, appended to the push's journal and synced.
+[ "$1" = committed ] && [ -n "$CODEYARD_PUSH_JOURNAL" ] || exit 0
+exec dd of="$CODEYARD_PUSH_JOURNAL" oflag=append conv=notrunc,nocreat,fsync status=none
+"""
+
+
+def scripts(python: str) -> dict[str, str]:
+    """The hook files codeyard installs, by name, for the Python interpreter PYTHON."""
+    return {
+        "pre-receive": f"#!/bin/sh\nexec '{python}' -m codeyard.githooks pre-receive\n",
+        "reference-transaction": JOURNAL_SCRIPT,
+    }
 
 
 def main(argv: list[str]) -> int:
-    hooks = {"pre-receive": pre_receive, "post-receive": post_receive}
-    if len(argv) != 2 or argv[1] not in hooks:
-        print("usage: python -m codeyard.githooks pre-receive|post-receive", file=sys.stderr)
+    if len(argv) != 2 or argv[1] != "pre-receive":
+        print("usage: python -m codeyard.githooks pre-receive", file=sys.stderr)
         return 2
-    return hooks[argv[1]]()
+    return pre_receive()
 
 
 if __name__ == "__main__":

@@ -51,6 +51,16 @@ def is_tag_name(name: str) -> bool:
     return is_ref_name(name)
 
 
+def acceptable_ref(ref: str) -> bool:
+    """May a push create or move REF (a full name)? (What pre-receive lets through, and what a
+    push's journal is trusted to name.)"""
+    if ref.startswith(HEADS):
+        return is_branch_name(ref[len(HEADS) :])
+    if ref.startswith(TAGS):
+        return is_tag_name(ref[len(TAGS) :])
+    return ref.startswith("refs/") and is_ref_name(ref[len("refs/") :])
+
+
 def _without_ancestry(text: str) -> str:
     """TEXT without trailing `~n` / `^n` steps (`master~2^1` -> `master`)."""
     end = len(text)

@@ -7,9 +7,12 @@ request bodies, protocol v2 (`Git-Protocol` -> `GIT_PROTOCOL`) and the exact sma
 from the git that is installed, instead of a second implementation of them.
 
 Pushes run with codeyard's hooks (`codeyard.githooks`): pre-receive enforces branch protection with
-the rights computed here before git starts; post-receive records which refs changed. Once git has
-finished, and before the response ends, `services.pushes.post_push` records the push (bounded
-work in one short transaction; a failure there is logged and never fails the push).
+the rights computed here before git starts; reference-transaction appends the refs git moved to the
+push's journal (`services.push_journal`), which the server creates and locks before starting git, so
+a push is on disk before git answers the client. Once git has finished, and before the response
+ends, `services.pushes.post_push` records the push (bounded work in one short transaction; a failure
+there is logged and never fails the push) and the journal is removed; a server that dies first
+leaves the journal to the recovery that `codeyard serve` and the job worker run.
 """
 
 from __future__ import annotations
@@ -26,15 +29,15 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from .. import datadir
+from .. import datadir, githooks
 from ..api.context import Ctx
 from ..api.registry import WEB
-from ..db.models import Project, ProtectedBranch, User
+from ..db.models import Project, ProtectedBranch
 from ..errors import BadRequest, CodeyardError, Forbidden, NotFound, RepositoryUnavailable, Unauthorized
 from ..git import storage
 from ..policies import projects as policy
 from ..services import access as access_service
-from ..services import projects, pushes
+from ..services import projects, push_journal
 from .credentials import BadCredentials, BuildCredential, user_for
 
 log = logging.getLogger("codeyard.githttp")
@@ -42,7 +45,7 @@ log = logging.getLogger("codeyard.githttp")
 UPLOAD, RECEIVE = "git-upload-pack", "git-receive-pack"
 CHUNK = 64 * 1024
 CHALLENGE = {"www-authenticate": 'Basic realm="codeyard"'}
-HOOKS = ("pre-receive", "post-receive")
+RETIRED_HOOKS = ("post-receive",)  # written by earlier versions; a journal records pushes now
 
 
 class GitUnauthorized(Unauthorized):
@@ -119,16 +122,20 @@ async def serve(ctx: Ctx, receive, send, service: str, suffix: str) -> None:
         raise GitUnauthorized() from None
     grant = authorize(ctx, user, service)
     env = cgi_environment(ctx, user, grant, service, suffix)
-    pushing = service == RECEIVE and ctx.method == "POST"
-    push_log = Path(env["CODEYARD_PUSH_LOG"]) if pushing else None
+    if not (service == RECEIVE and ctx.method == "POST"):
+        await run_backend(ctx, receive, send, env, finish_once_received=False)
+        return
+    journal = await asyncio.to_thread(push_journal.Journal.create, ctx.rt.config, grant.project_id, user.id)
+    env["CODEYARD_PUSH_JOURNAL"] = str(journal.path)
+    recording = []
     try:
-        after = (lambda: after_push(ctx, user, grant, push_log)) if pushing else None
-        await run_backend(ctx, receive, send, env, finish_once_received=pushing, after=after)
+        after = lambda: after_push(ctx, journal, recording)  # noqa: E731
+        # git inherits the journal's lock: a server that dies leaves it held until git has finished.
+        await run_backend(ctx, receive, send, env, finish_once_received=True, after=after, keep_fds=(journal.fd,))
     finally:
-        if push_log is not None:
-            push_log.unlink(missing_ok=True)
-    if pushing:
-        collect_garbage(storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id), env)
+        if not recording:
+            journal.release()  # git may have moved refs: recovery records them
+    collect_garbage(storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id), env)
 
 
 class Grant:
@@ -182,14 +189,16 @@ def _access(session, user, project) -> policy.Access:
 def hooks_dir(ctx: Ctx) -> Path:
     """The directory of codeyard's git hooks under the data dir (written on first use)."""
     directory = ctx.rt.config.data_dir / "githooks"
-    for hook in HOOKS:
+    for hook, text in githooks.scripts(sys.executable).items():
         path = directory / hook
         if not path.exists():
             datadir.private_dir(directory)
             temporary = directory / f".{hook}.{secrets.token_hex(4)}"
-            temporary.write_text(f"#!/bin/sh\nexec '{sys.executable}' -m codeyard.githooks {hook}\n")
+            temporary.write_text(text)
             temporary.chmod(0o700)
             temporary.replace(path)
+    for hook in RETIRED_HOOKS:
+        (directory / hook).unlink(missing_ok=True)
     return directory
 
 
@@ -211,7 +220,6 @@ def cgi_environment(ctx: Ctx, user, grant: Grant, service: str, suffix: str) -> 
         if ctx.header(header):
             env[variable] = ctx.header(header)
     if service == RECEIVE:
-        config.tmp_dir.mkdir(parents=True, exist_ok=True)
         env.update(
             GIT_CONFIG_COUNT="3",
             GIT_CONFIG_KEY_0="core.hooksPath",
@@ -222,19 +230,19 @@ def cgi_environment(ctx: Ctx, user, grant: Grant, service: str, suffix: str) -> 
             GIT_CONFIG_KEY_2="receive.autogc",
             GIT_CONFIG_VALUE_2="false",
             CODEYARD_PUSH_RULES=json.dumps({"abilities": sorted(grant.access.abilities), "protected": grant.protected}),
-            CODEYARD_PUSH_LOG=str(config.tmp_dir / f"push-{secrets.token_hex(8)}.log"),
         )
     return env
 
 
-async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], finish_once_received: bool, after=None) -> None:
+async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], finish_once_received: bool, after=None,
+                      keep_fds: tuple[int, ...] = ()) -> None:
     """Run `git http-backend`, stream the request body in and its CGI response out.
 
     A client that goes away while sending stops git. With FINISH_ONCE_RECEIVED (pushes), git is let
     finish once the whole request has arrived: the refs may already be changing.
     """
     process = await asyncio.create_subprocess_exec(
-        "git", "http-backend", env=env, start_new_session=True,
+        "git", "http-backend", env=env, start_new_session=True, pass_fds=keep_fds,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     feeder = asyncio.create_task(_feed(receive, process, finish_once_received))
@@ -334,36 +342,18 @@ POST_PUSH_WAIT = 10.0  # seconds the response waits for the push to be recorded
 _background: set[asyncio.Task] = set()
 
 
-async def after_push(ctx: Ctx, user, grant: Grant, push_log: Path) -> None:
-    """Record the push in a worker thread (it reads the repository), waiting at most POST_PUSH_WAIT
-    seconds before ending the response; the recording itself always runs to its end."""
-    updates = read_push_log(push_log)
-    if not updates:
-        return
-    task = asyncio.ensure_future(asyncio.to_thread(record_push, ctx.rt, user.id, grant.project_id, updates))
+async def after_push(ctx: Ctx, journal: push_journal.Journal, recording: list) -> None:
+    """Record the journal's push in a worker thread (it reads the repository), waiting at most
+    POST_PUSH_WAIT seconds before ending the response; the recording itself always runs to its end
+    and then removes the journal (or leaves it to recovery when it failed)."""
+    task = asyncio.ensure_future(asyncio.to_thread(push_journal.record_journal, ctx.rt, journal))
+    recording.append(task)
     _background.add(task)
     task.add_done_callback(_background.discard)
     try:
         await asyncio.wait_for(asyncio.shield(task), POST_PUSH_WAIT)
     except TimeoutError:
-        log.warning("recording a push to project %s takes longer than %ss; the push response ends", grant.project_id, POST_PUSH_WAIT)
-
-
-def read_push_log(push_log: Path) -> list[pushes.RefUpdate]:
-    lines = push_log.read_text().splitlines() if push_log.exists() else []
-    return [pushes.RefUpdate(ref, before, after) for before, after, ref in (line.split() for line in lines if line.strip())]
-
-
-def record_push(rt, user_id: int, project_id: int, updates: list[pushes.RefUpdate]) -> None:
-    """After git has updated the refs: hand the updates to `post_push` (never fails the push)."""
-    try:
-        with rt.db.transaction() as session:
-            project = session.get(Project, project_id)
-            pusher = session.get(User, user_id)
-            if project is not None and pusher is not None:
-                pushes.post_push(session, rt, project, pusher, updates)
-    except Exception:
-        log.exception("recording a push to project %s failed", project_id)
+        log.warning("recording a push to project %s takes longer than %ss; the push response ends", journal.header.project_id, POST_PUSH_WAIT)
 
 
 def collect_garbage(repository: Path, env: dict[str, str]) -> None:

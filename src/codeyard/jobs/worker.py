@@ -19,11 +19,14 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
+from ..services import push_journal
 from . import queue
 from .handlers import HANDLERS
 from .queue import Fail, Retry
 
 log = logging.getLogger("codeyard.jobs")
+
+RECOVER_PUSHES_EVERY = 5.0  # seconds between looks for pushes a dead server left unrecorded
 
 
 class Worker:
@@ -41,6 +44,7 @@ class Worker:
         self._stop = threading.Event()
         self._pool: ThreadPoolExecutor | None = None
         self._thread: threading.Thread | None = None
+        self._pushes_recovered_at = float("-inf")
 
     @classmethod
     def from_config(cls, rt, concurrency: int | None = None) -> Worker:
@@ -99,8 +103,22 @@ class Worker:
             except Exception:
                 log.exception("claiming jobs failed")
                 claimed = False
+            self._recover_pushes_when_due()
             if not claimed:
                 queue.WAKE.wait(self.poll)
+
+    def _recover_pushes_when_due(self) -> None:
+        """Record the pushes of server processes that died before recording them (uvicorn starts a
+        new one; `codeyard serve` recovers only when it starts): a directory listing, at most every
+        RECOVER_PUSHES_EVERY seconds."""
+        now = time.monotonic()
+        if now - self._pushes_recovered_at < RECOVER_PUSHES_EVERY:
+            return
+        self._pushes_recovered_at = now
+        try:
+            push_journal.recover(self.rt)
+        except Exception:
+            log.exception("recovering unrecorded pushes failed")
 
     def _claim_free_slots(self) -> bool:
         """Whether every free slot got a job (so there may be more due at once)."""

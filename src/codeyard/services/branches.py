@@ -1,6 +1,8 @@
 """Branches: list, protect, create and delete (reference section 8's messages and statuses).
 
-Creating or deleting a branch is a push: it goes through `pushes.post_push` like a git push.
+Creating or deleting a branch is a push: it goes through `pushes.post_push` like a git push, with a
+push journal (services/push_journal.py), so that a ref moved by a request that dies or fails before
+its commit is still recorded.
 A name that is not a canonical branch name (`refs.is_branch_name`) is refused before any lookup:
 400 for changes, not found for reads. So the protected and default branch checks, which compare
 names, see the name git will use.
@@ -17,7 +19,7 @@ from ..db.models import Project, ProtectedBranch
 from ..errors import BadRequest, CodeyardError, NotFound
 from ..git import repo
 from ..git.refs import HEADS, ZERO_SHA, is_branch_name
-from . import pushes
+from . import push_journal, pushes
 from .repository import ProjectRef, path_of, reading
 
 
@@ -99,6 +101,7 @@ def create(session: Session, rt, project: Project, user, name: str, ref: str) ->
         exists = repo.branch(path, name) is not None
     if exists:
         raise BadRequest("Branch already exists")
+    journal = push_journal.for_ref_moves(session, rt, project.id, user.id)
     try:
         with reading(project.id, "Repository"):
             info = repo.create_branch(path, name, ref)
@@ -106,7 +109,7 @@ def create(session: Session, rt, project: Project, user, name: str, ref: str) ->
         raise BadRequest("Invalid reference name") from None
     except FileExistsError:
         raise BadRequest("Branch already exists") from None
-    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(HEADS + name, ZERO_SHA, info.id)])
+    push_journal.record_moved(session, rt, journal, [pushes.RefUpdate(HEADS + name, ZERO_SHA, info.id)])
     return Branch(name, info, protections(session, project).get(name))
 
 
@@ -121,5 +124,6 @@ def delete(session: Session, rt, project: Project, user, name: str) -> None:
         raise BranchError(405, "Cannot remove HEAD branch")
     if name in protections(session, project):
         raise BranchError(405, "Protected branch cant be removed")
+    journal = push_journal.for_ref_moves(session, rt, project.id, user.id)
     sha = repo.delete_branch(path, name)
-    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(HEADS + name, sha, ZERO_SHA)])
+    push_journal.record_moved(session, rt, journal, [pushes.RefUpdate(HEADS + name, sha, ZERO_SHA)])

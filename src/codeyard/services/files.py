@@ -1,7 +1,7 @@
 """Commits made through the API: create, update or delete one file on a branch.
 
 Each is checked like a push of that commit (push rights, branch protection) and recorded through
-the same post-push entry point as a `git push`.
+the same post-push entry point as a `git push`, with a push journal (services/push_journal.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ..git import file_commits
 from ..git.refs import HEADS
 from ..policies import branches as branch_policy
 from ..policies.projects import Access
-from . import pushes
+from . import push_journal, pushes
 from .branches import checked_name, protections
 from .repository import path_of, reading
 
@@ -40,6 +40,7 @@ def change(session: Session, rt, project: Project, user, access: Access, action:
     )
     if refusal is not None:
         raise Forbidden(refusal)
+    journal = push_journal.for_ref_moves(session, rt, project.id, user.id)
     try:
         with reading(project.id, "Branch"):
             old, new = file_commits.commit_file(
@@ -57,7 +58,7 @@ def change(session: Session, rt, project: Project, user, access: Access, action:
         raise BadRequest("Your changes could not be committed, because they failed git's object checks") from None
     except file_commits.RefMoved:
         raise BadRequest(f"The branch {branch} changed while the commit was written; try again") from None
-    pushes.post_push(session, rt, project, user, [pushes.RefUpdate(HEADS + branch, old, new)])
+    push_journal.record_moved(session, rt, journal, [pushes.RefUpdate(HEADS + branch, old, new)])
 
 
 def _identity(user) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """After a push: the one entry point every consequence of a push goes through.
 
-The git transport (and the branches API, whose branch creation and deletion are pushes too)
-calls `post_push` once per push, after the refs changed, inside a short transaction. Its work is
+The git transport (and the branches and files API, whose changes are pushes too) calls `post_push`
+once per push, after the refs changed, inside a short transaction, through the push's journal
+(services/push_journal.py), which makes it happen once even when the process dies first. Its work is
 bounded: at most 20 commits are described per ref and the commit count stops at `COUNT_BOUND`.
 Anything slower belongs in a background job that a step enqueues (jobs/).
 

@@ -24,3 +24,14 @@ class ProtectedBranch(Base):
     developers_can_push: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
+
+
+class RecordedPush(Base):
+    """A push whose follow-up (`services.pushes.post_push`) is recorded, by the id of its journal
+    (services/push_journal.py): written in the same transaction, so that a journal replayed after a
+    crash is recorded at most once. Rows older than a day are pruned when pushes are recorded."""
+
+    __tablename__ = "recorded_pushes"
+
+    push_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    recorded_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
