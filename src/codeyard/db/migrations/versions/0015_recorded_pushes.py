@@ -1,16 +1,16 @@
 """recorded pushes: the ids of push journals whose follow-up is recorded, so that a journal replayed
 after a crash is recorded once (services/push_journal.py)
 
-Revision ID: 0014
-Revises: 0013
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-11-28
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014"
-down_revision = "0013"
+revision = "0015"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 
