@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import sys
 
 import click
@@ -61,14 +60,33 @@ def serve(host: str | None, port: int | None, data_dir: str | None, workers: int
         _serve(config, config.workers)
     finally:
         if jobs is not None:
-            jobs.terminate()
-            jobs.wait(30)
+            jobs.stop()
 
 
-def _start_worker(config: config_module.Config) -> subprocess.Popen:
-    """The job worker beside the server: its own process (see jobs/worker.py), ending with this one."""
+def _stop_before_dying(jobs) -> None:
+    """A single uvicorn process re-raises the SIGTERM it stopped on once it has stopped, with the
+    handler that was there before it: this one, which stops the job worker first (the `finally` of
+    `serve` would not run) and then dies of the signal as expected."""
+    import signal
+
+    def stop_then_die(number, frame) -> None:
+        jobs.stop()
+        signal.signal(number, signal.SIG_DFL)
+        signal.raise_signal(number)
+
+    signal.signal(signal.SIGTERM, stop_then_die)
+
+
+def _start_worker(config: config_module.Config):
+    """The job worker beside the server: its own process (see jobs/worker.py), ending with this one,
+    started again when it dies (jobs/supervisor.py)."""
+    from .jobs.supervisor import Supervisor
+
     command = [sys.executable, "-m", "codeyard", "worker", "--data-dir", str(config.data_dir), "--exit-with", str(os.getpid())]
-    return subprocess.Popen(command)
+    supervisor = Supervisor(command, config.database_url)
+    supervisor.start()
+    _stop_before_dying(supervisor)
+    return supervisor
 
 
 # asyncio's loop, not uvloop: uvloop runs Python's at-fork handlers (and so possibly the garbage

@@ -4,9 +4,12 @@ A job is written in the same transaction as the change that causes it, so a chan
 always has its job and a rolled-back one never does. Workers claim jobs atomically: PostgreSQL
 locks the rows it takes with `FOR UPDATE SKIP LOCKED`, SQLite serialises the short claim
 transaction with `BEGIN IMMEDIATE` (every write session begins so). A claimed job is leased to one
-worker until `locked_until`; a worker that dies loses nothing, its lease runs out and another
-worker takes the job again. Finishing deletes the job (its effect keeps its own record); a job
-that runs out of attempts stays, failed, with the reason.
+worker until `locked_until`, and the worker renews the lease while the job runs (`extend`, its
+heartbeat), so a live worker never loses a job it runs; a worker that dies loses nothing, its lease
+runs out (at once when the supervisor that restarts it says so: `lapse`) and another worker takes
+the job again. Every claim counts an attempt, a crash too: a job that kills its worker every time
+is failed when its attempts are used up instead of killing each new worker. Finishing deletes the
+job (its effect keeps its own record); a job that runs out of attempts stays, failed, with the reason.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ..db.hooks import on_commit
 from ..db.models import FAILED, PENDING, RUNNING, Job, utcnow
 
 MAX_BACKOFF = 3600.0  # seconds
+DIED = "the worker running it died"
 
 class Retry(Exception):
     """Raised by a handler: run the job again after a back-off (until its attempts are used up)."""
@@ -97,7 +101,7 @@ def claim(db: Database, worker: str, lease: float, limit: int = 1) -> list[Job]:
         jobs = list(session.scalars(query))
         for job in jobs:
             if job.state == RUNNING and job.attempts >= job.max_attempts:
-                _fail(job, job.last_error or "the worker running the last attempt stopped", now)
+                _fail(job, _lost(job), now)
                 continue
             job.state = RUNNING
             job.attempts += 1
@@ -107,6 +111,24 @@ def claim(db: Database, worker: str, lease: float, limit: int = 1) -> list[Job]:
         claimed = [job for job in jobs if job.state == RUNNING]
         session.expunge_all()
     return claimed
+
+
+def extend(db: Database, worker: str, lease: float) -> int:
+    """WORKER's heartbeat: its running jobs stay leased LEASE seconds from now; how many it holds."""
+    values = {"locked_until": utcnow() + dt.timedelta(seconds=lease)}
+    with db.transaction() as session:
+        result = session.execute(update(Job).where(Job.locked_by == worker, Job.state == RUNNING).values(**values))
+    return result.rowcount
+
+
+def lapse(db: Database, worker_prefix: str) -> int:
+    """The worker(s) named WORKER_PREFIX... died: their jobs' leases end now, so that the next claim
+    takes them again (counting the attempt they died on); how many there were."""
+    held = and_(Job.locked_by.startswith(worker_prefix, autoescape=True), Job.state == RUNNING)
+    values = {"locked_until": utcnow() - dt.timedelta(seconds=1), "last_error": DIED}
+    with db.transaction() as session:
+        result = session.execute(update(Job).where(held).values(**values))
+    return result.rowcount
 
 
 # A handler's return value: it removed its job itself, in the transaction that recorded its effect.
@@ -154,6 +176,12 @@ def _release(db: Database, job: Job, values: dict) -> bool:
             update(Job).where(Job.id == job.id, Job.locked_by == job.locked_by).values(**values)
         )
     return result.rowcount == 1
+
+
+def _lost(job: Job) -> str:
+    """Why a job whose last attempt's lease ran out is failed."""
+    ended = "died running" if job.last_error == DIED else "stopped renewing the lease of"
+    return f"the worker {ended} its last attempt ({job.attempts} of {job.max_attempts})"
 
 
 def _fail(job: Job, error: str, now: dt.datetime) -> None:

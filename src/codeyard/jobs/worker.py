@@ -6,7 +6,10 @@ process, a fork under uvloop, which runs Python code in the child between fork a
 on a lock another thread held; see `cli.SERVER_LOOP`). One dispatcher thread claims at most as many jobs as
 there are free slots and hands them to a thread pool; it sleeps until a job is committed (in this
 process: `queue.WAKE`; in another process on this machine: a datagram to the abstract socket this
-worker binds, when it is the first to), a slot frees up, or the poll interval passes.
+worker binds, when it is the first to), a slot frees up, or the poll interval passes. A heartbeat
+thread renews the lease of the jobs this worker runs every third of the lease (one UPDATE for all
+of them), so a job that runs longer than its lease is not taken and run again by another worker,
+while a dead worker's jobs still come back when their lease runs out.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class Worker:
         self._running = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._stopped = threading.Event()  # the last running job ended after a stop
         self._pool: ThreadPoolExecutor | None = None
         self._thread: threading.Thread | None = None
         self._pushes_recovered_at = float("-inf")
@@ -59,6 +63,7 @@ class Worker:
         self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="codeyard-job")
         self._thread = threading.Thread(target=self._dispatch, name="codeyard-jobs", daemon=True)
         self._thread.start()
+        threading.Thread(target=self._heartbeat, name="codeyard-jobs-lease", daemon=True).start()
         if listen is not None:
             self._listen(listen)
         log.info("job worker %s started (%d at once)", self.name, self.concurrency)
@@ -94,6 +99,7 @@ class Worker:
             self._thread.join(timeout)
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
+        self._stopped.set()
 
     def _dispatch(self) -> None:
         while not self._stop.is_set():
@@ -119,6 +125,19 @@ class Worker:
             push_journal.recover(self.rt)
         except Exception:
             log.exception("recovering unrecorded pushes failed")
+
+    def _heartbeat(self) -> None:
+        """Renew the leases of the jobs running here, every third of the lease while any runs (also
+        while a stop waits for them)."""
+        while not self._stopped.wait(self.lease / 3):
+            with self._lock:
+                running = self._running
+            if not running:
+                continue
+            try:
+                queue.extend(self.rt.db, self.name, self.lease)
+            except Exception:
+                log.exception("renewing the leases of running jobs failed")
 
     def _claim_free_slots(self) -> bool:
         """Whether every free slot got a job (so there may be more due at once)."""

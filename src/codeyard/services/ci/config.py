@@ -6,8 +6,11 @@ A job comes out as the dict a build is made of (pipelines.create_build): name, s
 commands, options, variables, tags, when, allow_failure.
 
 Bounded before anything is built: the file is at most MAX_BYTES (it is parsed inside the push's
-transaction); the YAML is composed with the safe loader and its node graph measured with every alias expanded (at most MAX_NODES nodes and
-MAX_EXPANDED characters of scalars, MAX_DEPTH levels, no alias cycles) before it is constructed,
+transaction); libyaml's event stream is walked first and a file nesting collections deeper than
+MAX_DEPTH is refused there (libyaml parses iteratively but composes nodes by recursion in C: some
+30,000 levels, 80 KB of `[`, overflowed the stack and killed the process); then the YAML is composed
+with the safe loader and its node graph measured with every alias expanded (at most MAX_NODES nodes
+and MAX_EXPANDED characters of scalars, MAX_DEPTH levels, no alias cycles) before it is constructed,
 so an alias bomb is refused after reading a few kilobytes. `/regex/` patterns of only/except run
 on RE2 (regexes.py). At most MAX_JOBS jobs.
 """
@@ -85,10 +88,11 @@ def match_ref(pattern: str, ref: str, tag: bool, project_path: str) -> bool:
 
 def load(text: str | bytes):
     """The YAML document, bounded (see the module's notes)."""
-    if len(text) > MAX_BYTES:
+    if len(text.encode() if isinstance(text, str) else text) > MAX_BYTES:
         raise ConfigError(f"The file is too large (at most {MAX_BYTES // 1024} KiB)")
     loader = LOADER(text)
     try:
+        _check_nesting(text)
         node = loader.get_single_node()
         if node is None:
             return None
@@ -102,6 +106,23 @@ def load(text: str | bytes):
         raise ConfigError(f"The file is nested deeper than {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
+
+
+_OPENS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_CLOSES = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def _check_nesting(text: str | bytes) -> None:
+    """Refuse a collection inside more than MAX_DEPTH others, from the parser's events alone (no
+    recursion: libyaml's composer would recurse once per level in C, unguarded)."""
+    enclosing = 0
+    for event in yaml.parse(text, Loader=LOADER):
+        if isinstance(event, _OPENS):
+            if enclosing > MAX_DEPTH:
+                raise ConfigError(f"The file is nested deeper than {MAX_DEPTH} levels")
+            enclosing += 1
+        elif isinstance(event, _CLOSES):
+            enclosing -= 1
 
 
 def _yaml_message(error: yaml.MarkedYAMLError) -> str:
