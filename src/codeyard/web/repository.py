@@ -4,10 +4,7 @@ commit's diff, branches and tags. Git reads run off the event loop (`Ctx.off_loo
 
 from __future__ import annotations
 
-import functools
 import math
-import threading
-from collections import OrderedDict
 
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
@@ -18,6 +15,7 @@ from ..services import branches as branch_service
 from ..services import repository
 from ..services.ci import pipelines
 from .core import page, render
+from .kept import Kept
 from .markup import code, is_binary, is_markdown, markdown
 from .projects import ProjectPage, load
 
@@ -34,45 +32,26 @@ def _page_number(ctx: Ctx) -> int:
     return min(int(text), 100_000) if isinstance(text, str) and text.isascii() and text.isdigit() and int(text) > 0 else 1
 
 
-MEMO_BYTES = 64 * 1024  # what is kept rendered: READMEs, highlighted files and overviews with a README this small
+MEMO_BYTES = 64 * 1024  # overviews are kept when their README is this small
 
 
-def _readme(name: str, data: bytes | None):
+_readmes = Kept(128, 32 * 1024 * 1024)
+
+
+def _readme(blob_id: str, name: str, data: bytes | None):
+    """A README's HTML, kept by (blob id, name) for the last 128 (at most 32 MiB of HTML): rendering
+    and sanitising took about 6 ms of a 13 ms project page, and up to a second for a big one."""
     if data is None:
         return None
-    return _rendered_readme(name, data) if len(data) <= MEMO_BYTES else _render_readme(name, data)
-
-
-@functools.lru_cache(maxsize=128)
-def _rendered_readme(name: str, data: bytes):
-    """A README's HTML is a function of its name and bytes: rendering and sanitising took about 6 ms
-    of a 13 ms project page, so the last 128 small ones are kept (per process)."""
-    return _render_readme(name, data)
+    if (kept := _readmes.get((blob_id, name))) is None:
+        kept = _render_readme(name, data)
+        _readmes.put((blob_id, name), kept, len(kept))
+    return kept
 
 
 def _render_readme(name: str, data: bytes):
     text = data.decode("utf-8", "replace")
     return markdown(text) if is_markdown(name) or name.lower() == "readme" else code(text, name)
-
-
-class Kept:
-    """The last SIZE values by key, for results that are a function of their key (thread-safe)."""
-
-    def __init__(self, size: int):
-        self.size, self._values, self._lock = size, OrderedDict(), threading.Lock()
-
-    def get(self, key):
-        with self._lock:
-            value = self._values.get(key)
-            if value is not None:
-                self._values.move_to_end(key)
-            return value
-
-    def put(self, key, value) -> None:
-        with self._lock:
-            self._values[key] = value
-            while len(self._values) > self.size:
-                self._values.popitem(last=False)
 
 
 _overviews = Kept(64)
@@ -88,10 +67,14 @@ def _overview(rt, project):
     if (kept := _overviews.get(key)) is not None:
         return kept
     overview = repository.overview(rt, project, tip)
-    shown = overview, _readme(*overview.readme) if overview.readme else None
+    shown = overview, _readme(_blob_id(overview), *overview.readme) if overview.readme else None
     if overview.readme is None or (overview.readme[1] is not None and len(overview.readme[1]) <= MEMO_BYTES):
         _overviews.put(key, shown)
     return shown
+
+
+def _blob_id(overview) -> str:
+    return next(entry.id for entry in overview.entries if entry.name == overview.readme[0])
 
 
 @page(PROJECT)
@@ -121,13 +104,13 @@ async def tree_page(ctx: Ctx) -> Response:
 SHOWN_UP_TO = 1024 * 1024  # bigger files get a download link, not a page
 
 
-_highlighted = Kept(32)
+_highlighted = Kept(256, 64 * 1024 * 1024)
 
 
 def _blob(rt, project, ref_path: str):
     """(ref, path, blob, highlighted text or None, binary?) in one trip to the thread pool: the
-    highlighting is CPU work too. What a blob of at most MEMO_BYTES shows is kept by (blob
-    id, file name) for the last 32: highlighting a 300-line file took 27 ms."""
+    highlighting is CPU work too. What a blob shows is kept by (blob id, file name) for the last
+    256 (at most 64 MiB of HTML): highlighting a 300-line file took 27 ms, a big one up to 0.5 s."""
     ref, path = repository.split_ref(rt, project, ref_path)
     found = repository.file_blob(rt, project, ref, path)
     if found.size > SHOWN_UP_TO or found.streamed:
@@ -136,8 +119,7 @@ def _blob(rt, project, ref_path: str):
     shown = _highlighted.get((found.id, name))
     if shown is None:
         shown = _show(repository.blob_content(rt, project, found), name)
-        if found.size <= MEMO_BYTES:
-            _highlighted.put((found.id, name), shown)
+        _highlighted.put((found.id, name), shown, len(shown[0] or ""))
     return ref, path, found, *shown
 
 
