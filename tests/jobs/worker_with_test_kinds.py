@@ -1,6 +1,7 @@
 """`codeyard worker` with job kinds for tests (run as `python -m tests.jobs.worker_with_test_kinds
 worker ...` from the repository root): `test.sleep` sleeps `seconds`, `test.die` kills its own
-process as a crash would, `test.mark` appends `n` to the file `file`."""
+process as a crash would, `test.mark` appends `n` to the file `file` (after sleeping
+`seconds`, if given)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def die(rt, job) -> None:
 
 
 def mark(rt, job) -> None:
+    time.sleep(job.payload.get("seconds", 0))
     with open(job.payload["file"], "a") as marks:
         marks.write(f"{job.payload['n']}\n")
 

@@ -89,16 +89,23 @@ def enqueue(session: Session, kind: str, payload: dict, *, max_attempts: int = 5
     return job
 
 
-def claim(db: Database, worker: str, lease: float, limit: int = 1) -> list[Job]:
-    """Take up to LIMIT due jobs (or jobs whose lease ran out) for WORKER, for LEASE seconds."""
+def claim(db: Database, worker: str, lease: float, limit: int = 1, *, idle: bool = True) -> list[Job]:
+    """Take up to LIMIT due jobs (or jobs whose lease ran out) for WORKER, for LEASE seconds.
+
+    A job whose worker died running it may be what killed it (`suspected`): only an IDLE worker
+    takes it, and then alone, so that the jobs beside it do not die with it again and again and
+    use up their attempts; the job that kills every worker uses up only its own."""
     now = utcnow()
     due = or_(
         and_(Job.state == PENDING, Job.run_at <= now),
         and_(Job.state == RUNNING, Job.locked_until < now),
     )
-    query = select(Job).where(due).order_by(Job.run_at, Job.id).limit(limit).with_for_update(skip_locked=True)
+    query = select(Job).where(due)
+    if not idle:
+        query = query.where(Job.last_error.is_distinct_from(DIED))
+    query = query.order_by(Job.run_at, Job.id).limit(limit).with_for_update(skip_locked=True)
     with db.transaction() as session:
-        jobs = list(session.scalars(query))
+        jobs = _alone_if_suspected(list(session.scalars(query)))
         for job in jobs:
             if job.state == RUNNING and job.attempts >= job.max_attempts:
                 _fail(job, _lost(job), now)
@@ -111,6 +118,19 @@ def claim(db: Database, worker: str, lease: float, limit: int = 1) -> list[Job]:
         claimed = [job for job in jobs if job.state == RUNNING]
         session.expunge_all()
     return claimed
+
+
+def suspected(job: Job) -> bool:
+    """Did the worker running JOB's last attempt die (`lapse`)?"""
+    return job.last_error == DIED
+
+
+def _alone_if_suspected(jobs: list[Job]) -> list[Job]:
+    """The first suspected job that has attempts left, alone, when JOBS hold one; else JOBS."""
+    for job in jobs:
+        if suspected(job) and job.attempts < job.max_attempts:
+            return [job]
+    return jobs
 
 
 def extend(db: Database, worker: str, lease: float) -> int:

@@ -43,6 +43,7 @@ class Worker:
         self.handlers = HANDLERS if handlers is None else handlers
         self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._running = 0
+        self._alone = False  # a job whose last worker died running it runs, alone (queue.claim)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._stopped = threading.Event()  # the last running job ended after a stop
@@ -142,15 +143,18 @@ class Worker:
     def _claim_free_slots(self) -> bool:
         """Whether every free slot got a job (so there may be more due at once)."""
         with self._lock:
-            free = self.concurrency - self._running
+            free = 0 if self._alone else self.concurrency - self._running
+            idle = self._running == 0
         if free <= 0:
             return False
-        jobs = queue.claim(self.rt.db, self.name, self.lease, limit=free)
+        jobs = queue.claim(self.rt.db, self.name, self.lease, limit=free, idle=idle)
+        alone = len(jobs) == 1 and queue.suspected(jobs[0])
         with self._lock:
             self._running += len(jobs)
+            self._alone = alone
         for job in jobs:
             self._pool.submit(self._run_and_release, job)
-        return len(jobs) == free
+        return len(jobs) == free and not alone
 
     def _run_and_release(self, job) -> None:
         try:
@@ -158,6 +162,7 @@ class Worker:
         finally:
             with self._lock:
                 self._running -= 1
+                self._alone = False  # a suspected job runs alone: when it ends, nothing else runs
             queue.WAKE.set()
 
     # --- one job ---
