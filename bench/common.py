@@ -320,9 +320,9 @@ def _ms(match) -> float:
 
 def print_table(title: str, rows: dict[str, dict]) -> None:
     print(f"\n{title}")
-    print(f"{'':34s} {'req/s':>10s} {'p50 ms':>8s} {'p99 ms':>8s}")
+    print(f"{'':48s} {'req/s':>10s} {'p50 ms':>8s} {'p99 ms':>8s}")
     for name, r in rows.items():
-        print(f"{name:34s} {r['rps']:10.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}")
+        print(f"{name:48s} {r['rps']:10.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}")
 
 
 def stop(processes) -> None:
