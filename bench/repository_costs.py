@@ -127,9 +127,7 @@ def main() -> None:
                 blob = git("rev-parse", "master:big.bin", cwd=hosted).strip()
                 print(f"measuring {shape} ...", flush=True)
                 results[shape] = measure(server, hosted, sha, blob, f"{server.base}/api/v3/projects/1/repository", token)
-    for shape in shapes:
-        print(f"\n=== {shape}")
-        report(results[shape], args)
+    report(results, args, shapes)
 
 
 def measure(server: Server, hosted: Path, sha: str, blob: str, api: str, token: str) -> dict:
@@ -151,22 +149,33 @@ def measure(server: Server, hosted: Path, sha: str, blob: str, api: str, token: 
     return results
 
 
-def report(r: dict, args) -> None:
-    print(f"server memory before the reads: {r['rss_mb']:.0f} MB resident (all processes), {r['hwm_mb']:.0f} MB peak"
-          f" (largest process); peak after them all: {r['end_hwm_mb']:.0f} MB")  # fmt: skip
-    print(f"\ncommit diff with a {args.huge_mb} MB file changed")
-    print(f"  API (limits, too_large)        {r['diff_s']:7.3f} s   server RSS growth {r['diff_mb']:6.0f} MB")
-    print(f"  every patch rendered (before)  {r['render_s']:7.3f} s   peak growth {r['render_mb']:6.0f} MB")
-    print(f"  ratio API/render               {r['diff_s'] / r['render_s']:7.3f}")
-    print(f"\nraw blob of {r['blob_bytes'] / 1024 / 1024:.0f} MB")
-    print(f"  API (streamed)                 {r['blob_s']:7.3f} s   server RSS growth {r['blob_mb']:6.0f} MB")
-    print(f"  git cat-file on disk           {r['cat_file_s']:7.3f} s")
-    print(f"  ratio API/cat-file             {r['blob_s'] / r['cat_file_s']:7.2f}")
-    print("\narchive (tar.gz)")
-    print(f"  20 concurrent, cold cache      {r['archives_s']:7.3f} s")
-    print(f"  one git archive on disk        {r['git_archive_s']:7.3f} s")
-    print(f"  ratio 20 concurrent/one        {r['archives_s'] / r['git_archive_s']:7.2f}")
-    print(f"  from the cache                 {r['cached_s']:7.3f} s")
+ROWS = [
+    ("server memory before: resident MB (all)", lambda r: f"{r['rss_mb']:.0f}"),
+    ("  peak MB (largest process), after", lambda r: f"{r['hwm_mb']:.0f}, {r['end_hwm_mb']:.0f}"),
+    ("commit diff: API (limits, too_large) s", lambda r: f"{r['diff_s']:.3f}"),
+    ("  server RSS growth MB", lambda r: f"{r['diff_mb']:.0f}"),
+    ("  every patch rendered (before) s", lambda r: f"{r['render_s']:.3f}"),
+    ("  peak growth of that render MB", lambda r: f"{r['render_mb']:.0f}"),
+    ("  ratio API/render", lambda r: f"{r['diff_s'] / r['render_s']:.3f}"),
+    ("raw blob: API (streamed) s", lambda r: f"{r['blob_s']:.3f}"),
+    ("  server RSS growth MB", lambda r: f"{r['blob_mb']:.0f}"),
+    ("  git cat-file on disk s", lambda r: f"{r['cat_file_s']:.3f}"),
+    ("  ratio API/cat-file", lambda r: f"{r['blob_s'] / r['cat_file_s']:.2f}"),
+    ("archive (tar.gz): 20 concurrent, cold s", lambda r: f"{r['archives_s']:.3f}"),
+    ("  one git archive on disk s", lambda r: f"{r['git_archive_s']:.3f}"),
+    ("  ratio 20 concurrent/one", lambda r: f"{r['archives_s'] / r['git_archive_s']:.2f}"),
+    ("  from the cache s", lambda r: f"{r['cached_s']:.3f}"),
+]
+
+
+def report(results: dict, args, shapes) -> None:
+    """The figures of each server side by side; each baseline (render, cat-file, git archive) was
+    timed beside that server's own requests."""
+    blob_mb = results[shapes[0]]["blob_bytes"] / 1024 / 1024
+    print(f"\na diff with a {args.huge_mb} MB file changed, a raw blob of {blob_mb:.0f} MB, archives; machine shared")
+    print(f"{'':44s}" + "".join(f" {shape:>14s}" for shape in shapes))
+    for title, cell in ROWS:
+        print(f"{title:44s}" + "".join(f" {cell(results[shape]):>14s}" for shape in shapes))
 
 
 if __name__ == "__main__":
