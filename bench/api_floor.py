@@ -1,10 +1,14 @@
-"""API floor benchmark: `GET /api/v3/user` against a bare ASGI callable on the same server.
+"""API floor benchmark: `GET /api/v3/user` against a bare ASGI callable returning the same body.
 
-Starts codeyard (SQLite, 10,000 users, each with a token) and a bare ASGI app that returns the same
-JSON body, both under uvicorn with the same settings, and drives each with wrk in alternating
-rounds. Prints requests/s, p50 and p99 latency of both and their ratio (goal: >= 0.25).
+Starts codeyard (SQLite, 10,000 users, each with a token) as shipped (`codeyard serve`, one process
+per core) and with one process, and a bare ASGI app that returns the same JSON body under uvicorn
+(one process, the same HTTP settings), and drives each with wrk in alternating rounds, at each
+connection count given (32: throughput; 1: what one keep-alive client waits). Prints requests/s,
+p50 and p99 latency of each and codeyard's ratio to the floor (goal: >= 0.25 at -c32; p50 <= 2 ms
+at -c1).
 
-    .venv/bin/python bench/api_floor.py [--seconds 5] [--rounds 3] [--connections 32]
+    .venv/bin/python bench/api_floor.py [--seconds 5] [--rounds 3] [--connections 32,1] [--users 10000]
+        [--servers both|shipped|one]
 
 wrk is installed with apt-get when missing.
 """
@@ -19,20 +23,20 @@ from pathlib import Path
 
 from common import (
     PYTHON,
-    ROOT,
+    add_shape_option,
+    chosen_shapes,
     codeyard_env,
+    codeyard_servers,
     ensure_wrk,
-    print_table,
+    print_side_by_side,
     run_wrk,
     start_floor,
     stop,
-    uvicorn_command,
     wait_until_up,
 )
 
-USERS = 10_000
-
-SEED = f"""
+SEED = """
+import sys
 from codeyard import config
 from codeyard.db import migrate
 from codeyard.runtime import Runtime
@@ -41,43 +45,56 @@ cfg = config.load()
 migrate.upgrade(cfg.database_url)
 rt = Runtime(cfg)
 with rt.db.transaction() as session:
-    for i in range({USERS}):
-        user = users.create(session, {{"username": f"user{{i}}", "email": f"user{{i}}@example.com", "name": f"User {{i}}"}}, None)
+    for i in range(int(sys.argv[1])):
+        user = users.create(session, {"username": f"user{i}", "email": f"user{i}@example.com", "name": f"User {i}"}, None)
         _, secret = credentials.issue_token(session, user.id, name="bench")
 print(secret)
 """
+
+FLOOR = "floor (bare ASGI, one uvicorn process)"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--connections", type=lambda v: [int(c) for c in v.split(",")], default=[32, 1],
+                        help="wrk connection counts, comma separated (default 32,1)")  # fmt: skip
+    parser.add_argument("--users", type=int, default=10_000)
+    add_shape_option(parser)
     args = parser.parse_args()
     wrk = ensure_wrk()
+    shapes = chosen_shapes(args)
 
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
-        env, port = codeyard_env(Path(tmp))
-        print(f"seeding {USERS} users ...", flush=True)
-        token = subprocess.run([PYTHON, "-c", SEED], env=env, check=True, capture_output=True, text=True).stdout.split()[-1]
-        servers = [subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)]
-        try:
-            url = f"http://127.0.0.1:{port}/api/v3/user"
-            body = wait_until_up(url, {"PRIVATE-TOKEN": token})
-            assert json.loads(body)["username"] == f"user{USERS - 1}"
+        env, _port = codeyard_env(Path(tmp))
+        print(f"seeding {args.users} users ...", flush=True)
+        seeded = subprocess.run([PYTHON, "-c", SEED, str(args.users)], env=env, check=True, capture_output=True, text=True)
+        token = seeded.stdout.split()[-1]
+        with codeyard_servers(env, shapes) as servers:
+            urls = {shape: f"{server.base}/api/v3/user" for shape, server in servers.items()}
+            body = wait_until_up(urls[shapes[0]], {"PRIVATE-TOKEN": token})
+            assert json.loads(body)["username"] == f"user{args.users - 1}"
             floor, floor_base = start_floor(Path(tmp), body, env)
-            servers.append(floor)
-            results: dict[str, list] = {"floor": [], "codeyard": []}
-            for _ in range(args.rounds):
-                results["floor"].append(run_wrk(wrk, floor_base + "/api/v3/user", token, args.seconds, args.connections))
-                results["codeyard"].append(run_wrk(wrk, url, token, args.seconds, args.connections))
-        finally:
-            stop(servers)
+            try:
+                targets = {FLOOR: floor_base + "/api/v3/user", **urls}
+                results = {c: {name: [] for name in targets} for c in args.connections}
+                for _ in range(args.rounds):
+                    for connections in args.connections:
+                        for name, url in targets.items():
+                            results[connections][name].append(run_wrk(wrk, url, token, args.seconds, connections))
+            finally:
+                stop([floor])
 
-    best = {name: max(runs, key=lambda r: r["rps"]) for name, runs in results.items()}
-    print_table(f"GET /api/v3/user, {USERS} users, wrk -c{args.connections}, best of {args.rounds} x {args.seconds}s", best)
-    print(f"ratio codeyard/floor: {best['codeyard']['rps'] / best['floor']['rps']:.2f} (goal >= 0.25)")
-    print("all rounds (req/s):", {name: [round(r["rps"]) for r in runs] for name, runs in results.items()})
+    for connections, runs in results.items():
+        best = {name: max(rounds, key=lambda r: r["rps"]) for name, rounds in runs.items()}
+        for figure, unit, spec in (("rps", "req/s", ".0f"), ("p50_ms", "p50 ms", ".2f"), ("p99_ms", "p99 ms", ".2f")):
+            print_side_by_side(f"GET /api/v3/user, {args.users} users, wrk -c{connections}, best of {args.rounds} x {args.seconds}s"
+                               f" ({unit}; ratio: codeyard / floor)",
+                               [FLOOR, "codeyard"], shapes, lambda name, shape, f=figure, b=best: b[FLOOR if name == FLOOR else shape][f],
+                               baseline=FLOOR, unit=unit, spec=spec)  # fmt: skip
+        print("all rounds (req/s):", {name: [round(r["rps"]) for r in rounds] for name, rounds in runs.items()})
+    print("(goal: codeyard / floor >= 0.25 in req/s at -c32; p50 <= 2 ms at -c1)")
 
 
 if __name__ == "__main__":

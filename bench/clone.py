@@ -1,33 +1,36 @@
 """Clone benchmark: `git clone` over codeyard's smart HTTP against `git clone --no-local` from disk.
 
-Builds a repository of 20,000 commits (git fast-import), pushes it to a running codeyard, then
-times, in alternating rounds, a clone over HTTP and a clone from the repository on disk (the
+Builds a repository of 20,000 commits (git fast-import), pushes it to codeyard as shipped
+(`codeyard serve`, one process per core; and with one process beside it), then times, in
+alternating rounds, a clone over HTTP from each and a clone from the repository on disk (the
 baseline: the same git doing the same pack work without HTTP and codeyard in between). Prints the
-best time of each and their ratio (goal <= 1.3), then times a push of 1,000 new commits.
+best time of each and their ratio (goal <= 1.3), then times a push of 1,000 new commits to each.
+(bench/git_fetch.py measures a one-commit fetch and the clone again, as medians.)
 
-    .venv/bin/python bench/clone.py [--commits 20000] [--rounds 3]
+    .venv/bin/python bench/clone.py [--commits 20000] [--rounds 3] [--servers both|shipped|one]
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from common import (
-    ROOT,
+    add_shape_option,
+    chosen_shapes,
     clean_git_env,
     codeyard_env,
+    codeyard_servers,
     git,
     imported_repository,
+    print_side_by_side,
     seed_one_project,
-    stop,
     timed,
-    uvicorn_command,
-    wait_until_up,
 )
+
+DISK = "git clone --no-local from disk"
 
 
 def fast_import_stream(commits: int, start: int = 0, parent: str | None = None) -> bytes:
@@ -55,10 +58,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
+    add_shape_option(parser)
     args = parser.parse_args()
+    shapes = chosen_shapes(args)
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
         tmp = Path(tmp)
-        env, port = codeyard_env(tmp)
+        env, _port = codeyard_env(tmp)
         data_dir = tmp / "data"
         git_env = clean_git_env(tmp)
         print(f"building a repository of {args.commits} commits ...", flush=True)
@@ -66,35 +71,33 @@ def main() -> None:
         imported_repository(source, fast_import_stream(args.commits), git_env)
         git("gc", "-q", cwd=source, env=git_env)
         token = seed_one_project(env)
-        server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
-        try:
-            wait_until_up(f"http://127.0.0.1:{port}/-/health")
-            url = f"http://bench:{token}@127.0.0.1:{port}/bench/big.git"
-            initial = timed(lambda: git("push", "-q", url, "master", cwd=source, env=git_env))
+        with codeyard_servers(env, shapes) as servers:
+            urls = {shape: server.base.replace("http://", f"http://bench:{token}@") + "/bench/big.git"
+                    for shape, server in servers.items()}  # fmt: skip
+            initial = timed(lambda: git("push", "-q", urls[shapes[0]], "master", cwd=source, env=git_env))
             hosted = data_dir / "repositories" / "1.git"
-            http_times, disk_times = [], []
+            times: dict[str, list[float]] = {name: [] for name in (*shapes, DISK)}
             for round_number in range(args.rounds):
-                target = tmp / f"http{round_number}"
-                http_times.append(timed(lambda t=target: git("clone", "-q", "--bare", url, str(t), env=git_env)))
-                target = tmp / f"disk{round_number}"
-                disk_times.append(timed(lambda t=target: git("clone", "-q", "--bare", "--no-local", str(hosted), str(t), env=git_env)))
-                for leftover in (tmp / f"http{round_number}", tmp / f"disk{round_number}"):
-                    shutil.rmtree(leftover)
+                for name in times:
+                    target = tmp / f"clone{round_number}"
+                    options = ["--no-local", str(hosted)] if name == DISK else [urls[name]]
+                    times[name].append(timed(lambda t=target, o=options: git("clone", "-q", "--bare", *o, str(t), env=git_env)))
+                    shutil.rmtree(target)
             assert git("rev-list", "--count", "master", cwd=hosted, env=git_env).strip() == str(args.commits)
-            tip = git("rev-parse", "master", cwd=source, env=git_env).strip()
-            git("fast-import", "--quiet", "--force", cwd=source, env=git_env,
-                input=fast_import_stream(1000, start=args.commits, parent=tip))  # fmt: skip
-            push = timed(lambda: git("push", "-q", url, "master", cwd=source, env=git_env))
-            assert git("rev-list", "--count", "master", cwd=hosted, env=git_env).strip() == str(args.commits + 1000)
-        finally:
-            stop([server])
-    http, disk = min(http_times), min(disk_times)
-    print(f"\ngit clone of {args.commits} commits, best of {args.rounds}")
-    print(f"  over codeyard HTTP      {http:7.2f} s   (all: {', '.join(f'{t:.2f}' for t in http_times)})")
-    print(f"  --no-local from disk    {disk:7.2f} s   (all: {', '.join(f'{t:.2f}' for t in disk_times)})")
-    print(f"  ratio http/disk         {http / disk:7.2f}   (goal <= 1.3)")
-    print(f"initial push of {args.commits} commits: {initial:.2f} s")
-    print(f"push of 1,000 new commits: {push:.2f} s")
+            pushes, count = {}, args.commits
+            for shape in shapes:
+                tip = git("rev-parse", "master", cwd=source, env=git_env).strip()
+                git("fast-import", "--quiet", "--force", cwd=source, env=git_env,
+                    input=fast_import_stream(1000, start=count, parent=tip))  # fmt: skip
+                pushes[shape] = timed(lambda s=shape: git("push", "-q", urls[s], "master", cwd=source, env=git_env))
+                count += 1000
+                assert git("rev-list", "--count", "master", cwd=hosted, env=git_env).strip() == str(count)
+    best = lambda name, shape: min(times[shape if name == "codeyard" else DISK])  # noqa: E731
+    print_side_by_side(f"git clone of {args.commits} commits, best of {args.rounds} (ratio: to --no-local from disk; goal <= 1.3)",
+                       ["codeyard", DISK], shapes, best, baseline=DISK, unit="s", spec=".2f")  # fmt: skip
+    print("all rounds (s):", {name: [round(t, 2) for t in runs] for name, runs in times.items()})
+    print(f"initial push of {args.commits} commits ({shapes[0]}): {initial:.2f} s")
+    print("push of 1,000 new commits:", ", ".join(f"{shape} {seconds:.2f} s" for shape, seconds in pushes.items()))
 
 
 if __name__ == "__main__":

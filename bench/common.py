@@ -1,7 +1,14 @@
-"""What the benchmarks share: wrk, free ports, uvicorn commands, the bare ASGI floor."""
+"""What the benchmarks share: the server as shipped, wrk, free ports, uvicorn commands, the bare ASGI floor.
+
+Every bench measures codeyard as `make serve` starts it: `codeyard serve`, one server process per
+usable core with its job worker (SHIPPED), and where that helps to read a figure the same command
+with `--workers 1` beside it (ONE). Both are started by `codeyard_server`; the baselines they are
+compared with (the bare ASGI floor under uvicorn, git on disk) run in the same run.
+"""
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -10,6 +17,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +36,123 @@ async def app(scope, receive, send):
     await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
     await send({"type": "http.response.body", "body": BODY})
 '''
+
+
+# The server's shapes: name -> its --workers (None: the default, one process per usable core).
+SHIPPED, ONE = "as shipped", "one process"
+SHAPES = {SHIPPED: None, ONE: 1}
+
+
+@dataclass
+class Server:
+    """A running `codeyard serve`: its shape, its top process and where it answers."""
+
+    shape: str
+    process: subprocess.Popen
+    port: int
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def cpu_seconds(self) -> float:
+        """CPU time used so far by the server's processes: the supervisor, its server processes,
+        the job worker and the children they have waited for (git, hooks)."""
+        return sum(cpu_seconds(pid, children=True) for pid in process_tree(self.pid))
+
+    def memory_mb(self, field: str = "VmRSS:") -> float:
+        """FIELD of the server's processes in MB: VmRSS (resident now) summed over them, VmHWM
+        (peak) of the largest."""
+        values = [memory_kib(pid, field) for pid in process_tree(self.pid)]
+        return (max(values) if field == "VmHWM:" else sum(values)) / 1024
+
+
+@contextmanager
+def codeyard_server(env: dict[str, str], shape: str = SHIPPED, **popen):
+    """`codeyard serve` in SHAPE (SHAPES) on a port of its own over ENV's data, as `make serve`
+    starts it (migrations, the admin, the job worker); stopped on leaving."""
+    port = free_port()
+    server_env = {**env, "CODEYARD_PORT": str(port), "CODEYARD_BASE_URL": f"http://127.0.0.1:{port}"}
+    server_env.pop("CODEYARD_WORKERS", None)
+    workers = SHAPES[shape]
+    command = [PYTHON, "-m", "codeyard", "serve", "--port", str(port), *(["--workers", str(workers)] if workers else [])]
+    process = subprocess.Popen(command, env=server_env, cwd=ROOT, stdout=subprocess.DEVNULL, **popen)
+    try:
+        server = Server(shape, process, port)
+        wait_until_up(server.base + "/-/health")
+        yield server
+    finally:
+        stop([process])
+
+
+@contextmanager
+def codeyard_servers(env: dict[str, str], shapes=tuple(SHAPES), **popen):
+    """shape -> Server for each of SHAPES, all running at once over the same data (so that rounds
+    can alternate between them)."""
+    with ExitStack() as stack:
+        yield {shape: stack.enter_context(codeyard_server(env, shape, **popen)) for shape in shapes}
+
+
+def add_shape_option(parser: argparse.ArgumentParser) -> None:
+    """--servers: which shapes a bench measures (default both, side by side)."""
+    parser.add_argument("--servers", choices=("both", "shipped", "one"), default="both",
+                        help="the server as shipped, with one process (--workers 1), or both side by side")  # fmt: skip
+
+
+def chosen_shapes(args) -> tuple[str, ...]:
+    return {"both": (SHIPPED, ONE), "shipped": (SHIPPED,), "one": (ONE,)}[args.servers]
+
+
+def shaped(name: str, shape: str) -> str:
+    """The row name of NAME measured on the server in SHAPE."""
+    return f"{name} [{shape}]"
+
+
+def print_side_by_side(title: str, names, shapes, value, baseline: str | None = None, unit: str = "req/s",
+                       spec: str = ".0f") -> None:  # fmt: skip
+    """A table of VALUE(name, shape) for NAMES, one column per shape, each beside its ratio to
+    VALUE(BASELINE, shape) when a BASELINE is named."""
+    print(f"\n{title}")
+    print(f"{'':44s}" + "".join(f" {f'{shape}, {unit}':>24s}{'ratio' if baseline else '':>7s}" for shape in shapes))
+    for name in names:
+        cells = []
+        for shape in shapes:
+            figure = value(name, shape)
+            ratio = f"{figure / value(baseline, shape):7.2f}" if baseline else ""
+            cells.append(f" {figure:24{spec}}{ratio}")
+        print(f"{name:44s}{''.join(cells)}")
+
+
+def process_tree(pid: int) -> list[int]:
+    """PID and its live descendants (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    tree, pending = [], [pid]
+    while pending:
+        tree.append(pending.pop())
+        pending.extend(children.get(tree[-1], []))
+    return tree
+
+
+def memory_kib(pid: int, field: str) -> int:
+    """FIELD (e.g. VmRSS:, VmHWM:) of /proc/PID/status in KiB; 0 for a process that is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def codeyard_env(tmp: Path) -> tuple[dict[str, str], int]:
@@ -155,29 +282,35 @@ def run_wrk_with(wrk: str, url: str, options: list[str], seconds: int, connectio
     }
 
 
-def alternating_rounds(wrk: str, targets: dict[str, str], pids: dict[str, int], token: str, args, report) -> dict[str, list]:
+def alternating_rounds(wrk: str, targets: dict[str, str], cpu: dict[str, Callable[[], float]], token: str, args,
+                       report) -> dict[str, list]:  # fmt: skip
     """name -> wrk's runs of each of TARGETS (name -> URL), in ARGS.rounds rounds of ARGS.seconds at
     ARGS.connections, the endpoints alternating within each round; each run also carries `cpu_ms`,
-    the CPU its server (PIDS[name]) used per request. REPORT(number, {name: that round's run}) after
+    the CPU its server used per request (CPU[name]() is that server's CPU seconds so far: a
+    Server's cpu_seconds, or cpu_seconds of a pid). REPORT(number, {name: that round's run}) after
     each round."""
     results: dict[str, list] = {name: [] for name in targets}
     for number in range(args.rounds):
         for name, url in targets.items():
-            before = cpu_seconds(pids[name])
+            before = cpu[name]()
             run = run_wrk(wrk, url, token, args.seconds, args.connections)
             if not run["requests"]:
                 raise SystemExit(f"no answer from {name} within {args.seconds}s: try a longer --seconds")
-            run["cpu_ms"] = (cpu_seconds(pids[name]) - before) * 1000 / run["requests"]
+            run["cpu_ms"] = (cpu[name]() - before) * 1000 / run["requests"]
             results[name].append(run)
         report(number, {name: runs[-1] for name, runs in results.items()})
     return results
 
 
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time PID has used so far (Linux /proc): requests per CPU-second of the
-    server compare endpoints on a machine whose other load changes from one run to the next."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cpu_seconds(pid: int, children: bool = False) -> float:
+    """User plus system CPU time PID has used so far (Linux /proc), with that of the children it
+    has waited for if CHILDREN: requests per CPU-second of the server compare endpoints on a
+    machine whose other load changes from one run to the next. 0 for a process that is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(value) for value in fields[11 : 15 if children else 13]) / os.sysconf("SC_CLK_TCK")
 
 
 def _ms(match) -> float:
@@ -187,9 +320,9 @@ def _ms(match) -> float:
 
 def print_table(title: str, rows: dict[str, dict]) -> None:
     print(f"\n{title}")
-    print(f"{'':34s} {'req/s':>10s} {'p50 ms':>8s} {'p99 ms':>8s}")
+    print(f"{'':48s} {'req/s':>10s} {'p50 ms':>8s} {'p99 ms':>8s}")
     for name, r in rows.items():
-        print(f"{name:34s} {r['rps']:10.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}")
+        print(f"{name:48s} {r['rps']:10.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}")
 
 
 def stop(processes) -> None:

@@ -3,12 +3,13 @@ of the same range, and the time of an accept on a 20,000-commit repository.
 
 Builds two repositories with `git fast-import` and pushes them to a codeyard it starts:
 - `big`: master with 1,000 files, a branch changing every one of them (a few lines each);
-- `long`: master with 20,000 commits, a branch with one more commit.
-Then it opens a request for each branch, times `GET .../changes` against `git diff --patch
-master...branch` in the hosted repository (the two alternating, median of 15 rounds each), and
-times `PUT .../merge` on `long`.
+- `long`: master with 20,000 commits, two branches with one more commit each.
+Then it opens a request for each branch, times `GET .../changes` on codeyard as shipped (`codeyard
+serve`, one process per core) and with one process against `git diff --patch master...branch` in
+the hosted repository (alternating, median of 15 rounds each), and times `PUT .../merge` on `long`
+on each server (one branch each).
 
-    .venv/bin/python bench/mr_changes.py [--files 1000] [--commits 20000]
+    .venv/bin/python bench/mr_changes.py [--files 1000] [--commits 20000] [--servers both|shipped|one]
 """
 
 from __future__ import annotations
@@ -24,16 +25,15 @@ from pathlib import Path
 
 from common import (
     PYTHON,
-    ROOT,
+    add_shape_option,
+    chosen_shapes,
     clean_git_env,
     codeyard_env,
+    codeyard_servers,
     git,
     imported_repository,
     seed_one_project,
-    stop,
     timed,
-    uvicorn_command,
-    wait_until_up,
 )
 
 SECOND_PROJECT = """
@@ -78,9 +78,10 @@ def long_stream(commits: int) -> bytes:
             parts.append(b"from :%d\n" % (n - 1))
         text = b"version %d\n" % n
         parts.append(b"M 100644 inline f%d.txt\ndata %d\n%s\n" % (n % 100, len(text), text))
-    text = b"feature\n"
-    parts += [b"commit refs/heads/feature\n", committer(commits + 1), b"data 8\nfeature\nfrom :%d\n" % commits,
-              b"M 100644 inline feature.txt\ndata %d\n%s\n" % (len(text), text)]  # fmt: skip
+    for branch in (b"feature", b"feature-b"):
+        text = branch + b"\n"
+        parts += [b"commit refs/heads/%s\n" % branch, committer(commits + 1), b"data 8\nfeature\nfrom :%d\n" % commits,
+                  b"M 100644 inline %s.txt\ndata %d\n%s\n" % (branch, len(text), text)]  # fmt: skip
     return b"".join(parts)
 
 
@@ -101,65 +102,71 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--commits", type=int, default=20000)
+    add_shape_option(parser)
     args = parser.parse_args()
+    shapes = chosen_shapes(args)
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
         tmp = Path(tmp)
-        env, port = codeyard_env(tmp)
+        env, _port = codeyard_env(tmp)
         git_env = clean_git_env(tmp)
         print(f"building a {args.files}-file request and a {args.commits}-commit history ...", flush=True)
         wide, long = build(tmp, "wide", wide_stream(args.files), git_env), build(tmp, "long", long_stream(args.commits), git_env)
         token = seed_one_project(env)
         subprocess.run([PYTHON, "-c", SECOND_PROJECT], env=env, check=True, capture_output=True)
-        server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_until_up(base + "/-/health")
-            for source, path in ((wide, "big"), (long, "long")):
-                git("push", "-q", f"http://bench:{token}@127.0.0.1:{port}/bench/{path}.git", "master", "feature",
-                    cwd=source, env=git_env)  # fmt: skip
-            results = measure(base + "/api/v3/projects", tmp / "data" / "repositories", token)
-        finally:
-            stop([server])
-    report(results, args)
+        with codeyard_servers(env, shapes) as servers:
+            remote = servers[shapes[0]].base.replace("http://", f"http://bench:{token}@")
+            for source, path, branches in ((wide, "big", ["feature"]), (long, "long", ["feature", "feature-b"])):
+                git("push", "-q", f"{remote}/bench/{path}.git", "master", *branches, cwd=source, env=git_env)
+            apis = {shape: server.base + "/api/v3/projects" for shape, server in servers.items()}
+            results = measure(apis, tmp / "data" / "repositories", token)
+    report(results, args, shapes)
 
 
-def open_request(api: str, project: int, token: str) -> int:
-    body = {"source_branch": "feature", "target_branch": "master", "title": "Bench"}
+def open_request(api: str, project: int, token: str, branch: str = "feature") -> int:
+    body = {"source_branch": branch, "target_branch": "master", "title": f"Bench {branch}"}
     return json.loads(call("POST", f"{api}/{project}/merge_requests", token, body)[1])["id"]
 
 
 ROUNDS = 15
 
 
-def measure(api: str, repositories: Path, token: str) -> dict:
-    """Both sides alternate, round after round (a change in the machine's speed falls on both), after
-    two warm-up requests; the medians of ROUNDS rounds."""
+def measure(apis: dict[str, str], repositories: Path, token: str) -> dict:
+    """All sides alternate, round after round (a change in the machine's speed falls on each), after
+    two warm-up requests to each server; the medians of ROUNDS rounds. Then an accept on each server."""
     results = {}
-    wide = open_request(api, 1, token)
-    url = f"{api}/1/merge_requests/{wide}/changes"
+    wide = open_request(next(iter(apis.values())), 1, token)
     hosted = repositories / "1.git"
     diff = ["git", "diff", "--patch", "master...feature"]
-    answers, git_runs = [call("GET", url, token) for _ in range(2)], []
+    answers: dict[str, list] = {shape: [] for shape in apis}
+    for api in apis.values():
+        for _ in range(2):
+            call("GET", f"{api}/1/merge_requests/{wide}/changes", token)
+    git_runs = []
     for _ in range(ROUNDS):
-        answers.append(call("GET", url, token))
+        for shape, api in apis.items():
+            answers[shape].append(call("GET", f"{api}/1/merge_requests/{wide}/changes", token))
         git_runs.append(timed(lambda: subprocess.run(diff, cwd=hosted, check=True, stdout=subprocess.DEVNULL)))
-    results["changes_s"] = statistics.median(seconds for seconds, _ in answers[2:])
+    results["changes_s"] = {shape: statistics.median(seconds for seconds, _ in runs) for shape, runs in answers.items()}
     results["git_diff_s"] = statistics.median(git_runs)
-    changes = json.loads(answers[-1][1])["changes"]
+    changes = json.loads(answers[next(iter(apis))][-1][1])["changes"]
     results["changed_files"] = len(changes)
     results["cut"] = sum(1 for change in changes if change["too_large"] or change["collapsed"])
-    long = open_request(api, 2, token)
-    results["accept_s"], answer = call("PUT", f"{api}/2/merge_requests/{long}/merge", token, {})
-    results["accept_state"] = json.loads(answer)["state"]
+    results["accept_s"], results["accept_state"] = {}, {}
+    for (shape, api), branch in zip(apis.items(), ("feature", "feature-b"), strict=False):
+        request = open_request(api, 2, token, branch)
+        results["accept_s"][shape], answer = call("PUT", f"{api}/2/merge_requests/{request}/merge", token, {})
+        results["accept_state"][shape] = json.loads(answer)["state"]
     return results
 
 
-def report(r: dict, args) -> None:
+def report(r: dict, args, shapes) -> None:
     print(f"\nGET changes of a request touching {args.files} files ({r['changed_files']} changes, {r['cut']} cut)")
-    print(f"  API (median of {ROUNDS})             {r['changes_s']:7.4f} s")
-    print(f"  git diff --patch (median of {ROUNDS}) {r['git_diff_s']:7.4f} s")
-    print(f"  ratio API/git                  {r['changes_s'] / r['git_diff_s']:7.2f}   (goal <= 1.5)")
-    print(f"\naccept on a {args.commits}-commit repository: {r['accept_s']:.3f} s (state {r['accept_state']})")
+    for shape in shapes:
+        print(f"  API {shape + ',':13s} median of {ROUNDS}   {r['changes_s'][shape]:7.4f} s   ratio API/git "
+              f"{r['changes_s'][shape] / r['git_diff_s']:5.2f}   (goal <= 1.5)")  # fmt: skip
+    print(f"  git diff --patch (median of {ROUNDS})  {r['git_diff_s']:7.4f} s")
+    print(f"\naccept on a {args.commits}-commit repository: "
+          + ", ".join(f"{shape} {r['accept_s'][shape]:.3f} s (state {r['accept_state'][shape]})" for shape in shapes))
 
 
 if __name__ == "__main__":

@@ -1,15 +1,17 @@
 """Polled reads benchmark: what CI dashboards, review bots and python-gitlab scripts poll, each
-beside `GET /user` and the bare ASGI floor of api_floor.py, measured in the same run (one uvicorn
-worker each).
+beside `GET /user` and the bare ASGI floor of api_floor.py, measured in the same run: codeyard as
+shipped (`codeyard serve`, one process per core) and with one process, the floor with one uvicorn
+process.
 
 Seeding: a user with one project, a repository of 60 commits pushed over HTTP (its last commit
 adds a `.gitlab-ci.yml` of 3 jobs, so the push makes a pipeline of 3 builds), a branch `old` five
 commits back and a merge request from master into it with 3 comments, 5 comments on the head
 commit and a 20 KB trace on the first build. Then wrk drives every endpoint in alternating rounds;
-each round prints its req/s, p99, ratio to `GET /user` and server CPU per request, and the summary
-gives their ranges.
+each round prints its req/s, p99, ratio to `GET /user` on the same server and server CPU per
+request, and the summary gives their ranges and the two servers side by side.
 
     .venv/bin/python bench/polled_reads.py [--seconds 4] [--rounds 2] [--connections 16] [--db postgres]
+        [--servers both|shipped|one]
 
 `--db postgres` runs codeyard on a fresh schema of CODEYARD_BENCH_POSTGRES_URL (default
 postgresql://postgres@127.0.0.1:5432/test), dropped afterwards.
@@ -27,16 +29,20 @@ from pathlib import Path
 
 from common import (
     PYTHON,
-    ROOT,
+    add_shape_option,
     alternating_rounds,
+    chosen_shapes,
     clean_git_env,
     codeyard_env,
+    codeyard_servers,
+    cpu_seconds,
     ensure_wrk,
     git,
+    print_side_by_side,
     seed_one_project,
+    shaped,
     start_floor,
     stop,
-    uvicorn_command,
     wait_until_up,
 )
 from projects_list import database, span
@@ -108,67 +114,81 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
+    add_shape_option(parser)
     args = parser.parse_args()
     wrk = ensure_wrk()
+    shapes = chosen_shapes(args)
 
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp, database(args.db) as db_env:
-        env, port = codeyard_env(Path(tmp))
+        env, _port = codeyard_env(Path(tmp))
         env.update(db_env)
         token = seed_one_project(env)
-        servers = [subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)]
-        try:
-            base = f"http://127.0.0.1:{port}/api/v3"
-            api = f"{base}/projects/1"
-            user_body = wait_until_up(f"{base}/user", {"PRIVATE-TOKEN": token})
+        with codeyard_servers(env, shapes) as servers:
+            first = servers[shapes[0]].base
+            api = f"{first}/api/v3/projects/1"
+            user_body = wait_until_up(f"{first}/api/v3/user", {"PRIVATE-TOKEN": token})
             print(f"seeding a repository, a pipeline, a merge request and comments ({args.db}) ...", flush=True)
-            head, old = push_repository(Path(tmp), f"http://bench:{token}@127.0.0.1:{port}/bench/big.git")
+            head, old = push_repository(Path(tmp), first.replace("http://", f"http://bench:{token}@") + "/bench/big.git")
             ids = seed_through_api(api, token, head, old)
             build = int(subprocess.run([PYTHON, "-c", SEED_TRACE], env=env, check=True, capture_output=True,
                                        text=True).stdout.split()[-1])  # fmt: skip
             floor, floor_base = start_floor(Path(tmp), user_body, env)
-            servers.append(floor)
-            repository, mr = f"{api}/repository", f"{api}/merge_requests/{ids['mr']}"
-            urls = {
-                USER: f"{base}/user",
-                "tree": f"{repository}/tree",
-                "file (README.md)": f"{repository}/files?file_path=README.md&ref=master",
-                "branches": f"{repository}/branches",
-                "branch": f"{repository}/branches/master",
-                "commits (20 of 60)": f"{repository}/commits",
-                "commit": f"{repository}/commits/{head}",
-                "commit comments (5)": f"{repository}/commits/{head}/comments",
-                "commit statuses (3)": f"{repository}/commits/{head}/statuses",
-                "merge requests": f"{api}/merge_requests",
-                "merge request": mr,
-                "merge request notes (3)": f"{mr}/notes",
-                "merge request commits (5)": f"{mr}/commits",
-                "builds (3)": f"{api}/builds",
-                "build": f"{api}/builds/{build}",
-                "build trace (20 KB)": f"{api}/builds/{build}/trace",
-                "events": f"{api}/events",
-            }
-            for url in urls.values():
-                wait_until_up(url, {"PRIVATE-TOKEN": token})  # each answers 200 before it is measured
-            targets = {FLOOR: floor_base + "/", **urls}
-            pids = {FLOOR: floor.pid, **dict.fromkeys(urls, servers[0].pid)}
-            results = alternating_rounds(wrk, targets, pids, token, args,
-                                         lambda number, rows: print_round(f"round {number + 1} ({args.db})", rows))  # fmt: skip
-        finally:
-            stop(servers)
+            try:
+                repository, mr = "/projects/1/repository", f"/projects/1/merge_requests/{ids['mr']}"
+                paths = {
+                    USER: "/user",
+                    "tree": f"{repository}/tree",
+                    "file (README.md)": f"{repository}/files?file_path=README.md&ref=master",
+                    "branches": f"{repository}/branches",
+                    "branch": f"{repository}/branches/master",
+                    "commits (20 of 60)": f"{repository}/commits",
+                    "commit": f"{repository}/commits/{head}",
+                    "commit comments (5)": f"{repository}/commits/{head}/comments",
+                    "commit statuses (3)": f"{repository}/commits/{head}/statuses",
+                    "merge requests": "/projects/1/merge_requests",
+                    "merge request": mr,
+                    "merge request notes (3)": f"{mr}/notes",
+                    "merge request commits (5)": f"{mr}/commits",
+                    "builds (3)": "/projects/1/builds",
+                    "build": f"/projects/1/builds/{build}",
+                    "build trace (20 KB)": f"/projects/1/builds/{build}/trace",
+                    "events": "/projects/1/events",
+                }
+                urls = {shaped(name, shape): f"{server.base}/api/v3{path}" for shape, server in servers.items()
+                        for name, path in paths.items()}  # fmt: skip
+                for url in urls.values():
+                    wait_until_up(url, {"PRIVATE-TOKEN": token})  # each answers 200 before it is measured
+                targets = {FLOOR: floor_base + "/", **urls}
+                cpu = {FLOOR: lambda: cpu_seconds(floor.pid),
+                       **{shaped(name, shape): server.cpu_seconds for shape, server in servers.items() for name in paths}}  # fmt: skip
+                results = alternating_rounds(wrk, targets, cpu, token, args,
+                                             lambda number, rows: print_round(f"round {number + 1} ({args.db})", rows))  # fmt: skip
+            finally:
+                stop([floor])
 
-    print(f"\nPolled reads, {args.db}; wrk -c{args.connections}, {args.rounds} rounds x {args.seconds}s; ratios within each round")
-    print(f"{'':28s} {'req/s':>13s} {'p99 ms':>11s} {'of /user':>12s} {'cpu ms/req':>12s}")
+    print(f"\nPolled reads, {args.db}; wrk -c{args.connections}, {args.rounds} rounds x {args.seconds}s; ratios within each round,"
+          " to GET /user on the same server")  # fmt: skip
+    print(f"{'':44s} {'req/s':>13s} {'p99 ms':>11s} {'of /user':>12s} {'cpu ms/req':>12s}")
     for name, runs in results.items():
-        ratios = [run["rps"] / results[USER][i]["rps"] for i, run in enumerate(runs)]
-        print(f"{name:28s} {span([r['rps'] for r in runs], '.0f'):>13s} {span([r['p99_ms'] for r in runs], '.1f'):>11s} "
+        user = results[user_of(name)]
+        ratios = [run["rps"] / user[i]["rps"] for i, run in enumerate(runs)]
+        print(f"{name:44s} {span([r['rps'] for r in runs], '.0f'):>13s} {span([r['p99_ms'] for r in runs], '.1f'):>11s} "
               f"{span(ratios, '.3f'):>12s} {span([r['cpu_ms'] for r in runs], '.3f'):>12s}")  # fmt: skip
+    best = lambda name, shape: max(run["rps"] for run in results[shaped(name, shape)])  # noqa: E731
+    print_side_by_side(f"best round's req/s side by side (ratio: to GET /user on the same server; the floor: "
+                       f"{max(run['rps'] for run in results[FLOOR]):.0f} req/s)", paths, shapes, best, baseline=USER)  # fmt: skip
+
+
+def user_of(name: str) -> str:
+    """The row of GET /user on the server row NAME was measured on (the floor's own row for the floor)."""
+    return shaped(USER, name.rsplit("[", 1)[1][:-1]) if name.endswith("]") else name
 
 
 def print_round(title: str, rows: dict[str, dict]) -> None:
     print(f"\n{title}")
-    print(f"{'':28s} {'req/s':>9s} {'p99 ms':>8s} {'of /user':>9s} {'cpu ms/req':>11s}")
+    print(f"{'':44s} {'req/s':>9s} {'p99 ms':>8s} {'of /user':>9s} {'cpu ms/req':>11s}")
     for name, row in rows.items():
-        print(f"{name:28s} {row['rps']:9.0f} {row['p99_ms']:8.1f} {row['rps'] / rows[USER]['rps']:9.3f} {row['cpu_ms']:11.3f}")
+        print(f"{name:44s} {row['rps']:9.0f} {row['p99_ms']:8.1f} {row['rps'] / rows[user_of(name)]['rps']:9.3f} {row['cpu_ms']:11.3f}")
 
 
 if __name__ == "__main__":

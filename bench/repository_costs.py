@@ -1,7 +1,9 @@
 """Costly repository reads: what a huge diff, a big blob and archives cost a running codeyard.
 
 Builds a repository with a huge text file changed in one commit and a big binary blob, pushes it to
-a running codeyard, then measures, each against a baseline timed in the same run:
+codeyard as shipped (`codeyard serve`, one process per core) and, on data of its own, to codeyard
+with one process, then measures on each, each against a baseline timed in the same run (the
+server's memory is its processes' resident memory, summed; its peak that of the largest):
 - the commit's diff over the API against rendering every patch of that diff with pygit2 (what the
   API did before the diff limits), with the memory each takes;
 - the big blob over the API (streamed) against `git cat-file blob` on disk, with the server's
@@ -9,7 +11,7 @@ a running codeyard, then measures, each against a baseline timed in the same run
 - 20 concurrent requests for one archive (cold cache) against one `git archive` on disk, then the
   same archive again from the cache.
 
-    .venv/bin/python bench/repository_costs.py [--huge-mb 30] [--blob-mb 56]
+    .venv/bin/python bench/repository_costs.py [--huge-mb 30] [--blob-mb 56] [--servers both|shipped|one]
 """
 
 from __future__ import annotations
@@ -25,16 +27,16 @@ from pathlib import Path
 
 from common import (
     PYTHON,
-    ROOT,
+    Server,
+    add_shape_option,
+    chosen_shapes,
     clean_git_env,
     codeyard_env,
+    codeyard_server,
     git,
     imported_repository,
     seed_one_project,
-    stop,
     timed,
-    uvicorn_command,
-    wait_until_up,
 )
 
 # The old way: every patch of the diff rendered, then measured. Prints seconds and MB of peak growth.
@@ -70,18 +72,14 @@ def to_null(*args, cwd: Path) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL)
 
 
-def memory_mb(pid: int, field: str) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith(field)) / 1024
-
-
-def rss_growth(pid: int, action) -> tuple[object, float]:
-    """(what ACTION returns, the most the server's resident memory grew while it ran, sampled every 2 ms)."""
-    before, highest, done = memory_mb(pid, "VmRSS:"), [0.0], threading.Event()
+def rss_growth(server: Server, action) -> tuple[object, float]:
+    """(what ACTION returns, the most the server's resident memory (all its processes) grew while it
+    ran, sampled every 2 ms)."""
+    before, highest, done = server.memory_mb(), [0.0], threading.Event()
 
     def sample():
         while not done.is_set():
-            highest[0] = max(highest[0], memory_mb(pid, "VmRSS:"))
+            highest[0] = max(highest[0], server.memory_mb())
             time.sleep(0.002)
 
     sampler = threading.Thread(target=sample)
@@ -91,7 +89,7 @@ def rss_growth(pid: int, action) -> tuple[object, float]:
     finally:
         done.set()
         sampler.join()
-    return result, max(highest[0], memory_mb(pid, "VmRSS:")) - before
+    return result, max(highest[0], server.memory_mb()) - before
 
 
 def fetch(url: str, token: str) -> tuple[float, int]:
@@ -107,38 +105,39 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--huge-mb", type=int, default=30)
     parser.add_argument("--blob-mb", type=int, default=56)
+    add_shape_option(parser)
     args = parser.parse_args()
+    shapes = chosen_shapes(args)
+    results = {}
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
         tmp = Path(tmp)
-        env, port = codeyard_env(tmp)
         git_env = clean_git_env(tmp)
         print(f"building a repository with a {args.huge_mb} MB text file and a {args.blob_mb} MB blob ...", flush=True)
         source = tmp / "source.git"
         imported_repository(source, fast_import_stream(args.huge_mb, args.blob_mb), git_env)
-        token = seed_one_project(env)
-        server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_until_up(base + "/-/health")
-            git("push", "-q", f"http://bench:{token}@127.0.0.1:{port}/bench/big.git", "master", cwd=source, env=git_env)
-            hosted = tmp / "data" / "repositories" / "1.git"
-            sha = git("rev-parse", "master", cwd=hosted).strip()
-            blob = git("rev-parse", "master:big.bin", cwd=hosted).strip()
-            api = f"{base}/api/v3/projects/1/repository"
-            results = measure(server.pid, hosted, sha, blob, api, token)
-        finally:
-            stop([server])
-    report(results, args)
+        for shape in shapes:  # each on data of its own: the archive cache starts cold on each
+            (tmp / shape).mkdir()
+            env, _port = codeyard_env(tmp / shape)
+            token = seed_one_project(env)
+            with codeyard_server(env, shape) as server:
+                git("push", "-q", server.base.replace("http://", f"http://bench:{token}@") + "/bench/big.git", "master",
+                    cwd=source, env=git_env)  # fmt: skip
+                hosted = tmp / shape / "data" / "repositories" / "1.git"
+                sha = git("rev-parse", "master", cwd=hosted).strip()
+                blob = git("rev-parse", "master:big.bin", cwd=hosted).strip()
+                print(f"measuring {shape} ...", flush=True)
+                results[shape] = measure(server, hosted, sha, blob, f"{server.base}/api/v3/projects/1/repository", token)
+    report(results, args, shapes)
 
 
-def measure(pid: int, hosted: Path, sha: str, blob: str, api: str, token: str) -> dict:
-    results = {"rss_mb": memory_mb(pid, "VmRSS:"), "hwm_mb": memory_mb(pid, "VmHWM:")}
+def measure(server: Server, hosted: Path, sha: str, blob: str, api: str, token: str) -> dict:
+    results = {"rss_mb": server.memory_mb(), "hwm_mb": server.memory_mb("VmHWM:")}
     full = subprocess.run([PYTHON, "-c", FULL_RENDER, str(hosted), sha], check=True, capture_output=True, text=True)
     results["render_s"], results["render_mb"] = (float(value) for value in full.stdout.split())
-    (results["diff_s"], _), results["diff_mb"] = rss_growth(pid, lambda: fetch(f"{api}/commits/{sha}/diff", token))
+    (results["diff_s"], _), results["diff_mb"] = rss_growth(server, lambda: fetch(f"{api}/commits/{sha}/diff", token))
     results["cat_file_s"] = timed(lambda: to_null("cat-file", "blob", blob, cwd=hosted))
     (results["blob_s"], results["blob_bytes"]), results["blob_mb"] = rss_growth(
-        pid, lambda: fetch(f"{api}/raw_blobs/{blob}", token))
+        server, lambda: fetch(f"{api}/raw_blobs/{blob}", token))
     results["git_archive_s"] = timed(lambda: to_null("archive", "--format=tar.gz", sha, cwd=hosted))
     started = time.perf_counter()
     with ThreadPoolExecutor(20) as pool:
@@ -146,26 +145,37 @@ def measure(pid: int, hosted: Path, sha: str, blob: str, api: str, token: str) -
     results["archives_s"] = time.perf_counter() - started
     assert len(sizes) == 1, "the 20 archives differ"
     results["cached_s"], _ = fetch(f"{api}/archive", token)
-    results["end_hwm_mb"] = memory_mb(pid, "VmHWM:")
+    results["end_hwm_mb"] = server.memory_mb("VmHWM:")
     return results
 
 
-def report(r: dict, args) -> None:
-    print(f"\nserver memory before the reads: {r['rss_mb']:.0f} MB resident, {r['hwm_mb']:.0f} MB peak;"
-          f" peak after them all: {r['end_hwm_mb']:.0f} MB")
-    print(f"\ncommit diff with a {args.huge_mb} MB file changed")
-    print(f"  API (limits, too_large)        {r['diff_s']:7.3f} s   server RSS growth {r['diff_mb']:6.0f} MB")
-    print(f"  every patch rendered (before)  {r['render_s']:7.3f} s   peak growth {r['render_mb']:6.0f} MB")
-    print(f"  ratio API/render               {r['diff_s'] / r['render_s']:7.3f}")
-    print(f"\nraw blob of {r['blob_bytes'] / 1024 / 1024:.0f} MB")
-    print(f"  API (streamed)                 {r['blob_s']:7.3f} s   server RSS growth {r['blob_mb']:6.0f} MB")
-    print(f"  git cat-file on disk           {r['cat_file_s']:7.3f} s")
-    print(f"  ratio API/cat-file             {r['blob_s'] / r['cat_file_s']:7.2f}")
-    print("\narchive (tar.gz)")
-    print(f"  20 concurrent, cold cache      {r['archives_s']:7.3f} s")
-    print(f"  one git archive on disk        {r['git_archive_s']:7.3f} s")
-    print(f"  ratio 20 concurrent/one        {r['archives_s'] / r['git_archive_s']:7.2f}")
-    print(f"  from the cache                 {r['cached_s']:7.3f} s")
+ROWS = [
+    ("server memory before: resident MB (all)", lambda r: f"{r['rss_mb']:.0f}"),
+    ("  peak MB (largest process), after", lambda r: f"{r['hwm_mb']:.0f}, {r['end_hwm_mb']:.0f}"),
+    ("commit diff: API (limits, too_large) s", lambda r: f"{r['diff_s']:.3f}"),
+    ("  server RSS growth MB", lambda r: f"{r['diff_mb']:.0f}"),
+    ("  every patch rendered (before) s", lambda r: f"{r['render_s']:.3f}"),
+    ("  peak growth of that render MB", lambda r: f"{r['render_mb']:.0f}"),
+    ("  ratio API/render", lambda r: f"{r['diff_s'] / r['render_s']:.3f}"),
+    ("raw blob: API (streamed) s", lambda r: f"{r['blob_s']:.3f}"),
+    ("  server RSS growth MB", lambda r: f"{r['blob_mb']:.0f}"),
+    ("  git cat-file on disk s", lambda r: f"{r['cat_file_s']:.3f}"),
+    ("  ratio API/cat-file", lambda r: f"{r['blob_s'] / r['cat_file_s']:.2f}"),
+    ("archive (tar.gz): 20 concurrent, cold s", lambda r: f"{r['archives_s']:.3f}"),
+    ("  one git archive on disk s", lambda r: f"{r['git_archive_s']:.3f}"),
+    ("  ratio 20 concurrent/one", lambda r: f"{r['archives_s'] / r['git_archive_s']:.2f}"),
+    ("  from the cache s", lambda r: f"{r['cached_s']:.3f}"),
+]
+
+
+def report(results: dict, args, shapes) -> None:
+    """The figures of each server side by side; each baseline (render, cat-file, git archive) was
+    timed beside that server's own requests."""
+    blob_mb = results[shapes[0]]["blob_bytes"] / 1024 / 1024
+    print(f"\na diff with a {args.huge_mb} MB file changed, a raw blob of {blob_mb:.0f} MB, archives; machine shared")
+    print(f"{'':44s}" + "".join(f" {shape:>14s}" for shape in shapes))
+    for title, cell in ROWS:
+        print(f"{title:44s}" + "".join(f" {cell(results[shape]):>14s}" for shape in shapes))
 
 
 if __name__ == "__main__":

@@ -2,18 +2,19 @@
 pending builds, beside the bare ASGI floor; and the time from `git push` to a polling runner
 being handed the push's build.
 
-Seeds the builds directly (rows, not pushes), starts codeyard under uvicorn (as bench/api_floor.py
-does) and drives it with wrk: every request claims a build (201), so the rounds are sized to stay
+Seeds the builds directly (rows, not pushes), starts codeyard as shipped (`codeyard serve`, one
+process per core) and with one process beside it, and drives each with wrk: every request claims a build (201), so the rounds are sized to stay
 within the 10,000 pending builds, and the claimed builds are put back in the queue (pending, their
 pipelines as seeded) before every round, so each round starts from the same queue. Each connection
 count given (default 4, then 1: one connection's p99 is the pure latency; with 4 on one worker
 requests queue behind each other) gets its own table, with ratios against the floor and the
-server's CPU per request. Then pushes a commit with a `.gitlab-ci.yml` over HTTP while a
-runner polls in a tight loop, PUSHES times, and prints how long the build took to reach it.
+server's CPU per request (all its processes). Then pushes a commit with a `.gitlab-ci.yml` over
+HTTP to each server while a runner polls it in a tight loop, PUSHES times, and prints how long the
+build took to reach it.
 Goals: p99 <= 10 ms for register; push to pickup <= 1 s.
 
     .venv/bin/python bench/runner_queue.py [--seconds 3] [--rounds 3] [--connections 4,1] [--pushes 10]
-        [--postgres postgresql+psycopg://postgres@127.0.0.1:5432/test]
+        [--postgres postgresql+psycopg://postgres@127.0.0.1:5432/test] [--servers both|shipped|one]
 
 wrk is installed with apt-get when missing.
 """
@@ -34,15 +35,15 @@ import httpx
 
 from common import (
     PYTHON,
-    ROOT,
+    add_shape_option,
+    chosen_shapes,
     clean_git_env,
     codeyard_env,
-    cpu_seconds,
+    codeyard_servers,
     ensure_wrk,
     run_wrk_with,
     start_floor,
     stop,
-    uvicorn_command,
     wait_until_up,
 )
 
@@ -125,17 +126,19 @@ def run_wrk_post(wrk: str, url: str, script: Path, seconds: int, connections: in
     return run_wrk_with(wrk, url, ["-s", str(script)], seconds, connections, hint=" (queue exhausted?)")
 
 
-def measure(args, wrk: str, env: dict, script: Path, floor_base: str, url: str, pid: int, connections: int) -> dict:
-    """ROUNDS rounds of the floor and of codeyard at CONNECTIONS, each codeyard round from the
-    seeded queue; codeyard's rounds carry the server's CPU milliseconds per request."""
-    runs: dict[str, list] = {"floor": [], "codeyard": []}
+def measure(args, wrk: str, env: dict, script: Path, floor_base: str, servers: dict, connections: int) -> dict:
+    """ROUNDS rounds of the floor and of codeyard on each of SERVERS (shape -> Server) at
+    CONNECTIONS, each codeyard round from the seeded queue; codeyard's rounds carry the server's
+    CPU milliseconds per request."""
+    runs: dict[str, list] = {"floor": [], **{shape: [] for shape in servers}}
     for _ in range(args.rounds):
         runs["floor"].append(run_wrk_post(wrk, floor_base + "/ci/api/v1/builds/register", script, args.seconds, connections))
-        subprocess.run([PYTHON, "-c", REQUEUE], env=env, check=True)
-        before = cpu_seconds(pid)
-        run = run_wrk_post(wrk, url, script, args.seconds, connections)
-        run["cpu_ms"] = (cpu_seconds(pid) - before) * 1000 / run["requests"]
-        runs["codeyard"].append(run)
+        for shape, server in servers.items():
+            subprocess.run([PYTHON, "-c", REQUEUE], env=env, check=True)
+            before = server.cpu_seconds()
+            run = run_wrk_post(wrk, f"{server.base}/ci/api/v1/builds/register", script, args.seconds, connections)
+            run["cpu_ms"] = (server.cpu_seconds() - before) * 1000 / run["requests"]
+            runs[shape].append(run)
     return runs
 
 
@@ -157,21 +160,23 @@ def register_runner(base: str, token: str) -> str:
 
 def push_to_pickup(base: str, user_token: str, runner: str, tmp: Path, pushes: int) -> list[tuple[float, float, float]]:
     """Per push: seconds `git push` took, seconds from its start and from its end to the runner's
-    next poll being handed the build (the runner polls right after the push returns)."""
+    next poll being handed the build (the runner polls right after the push returns). The work tree
+    under TMP carries on from the previous call's, if any (the servers share the repository)."""
     home = tmp / "home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     env = clean_git_env(home)
     work = tmp / "work"
     git = lambda *args: subprocess.run(["git", *args], cwd=work, env=env, check=True, capture_output=True)  # noqa: E731
-    subprocess.run(["git", "init", "-q", "-b", "master", str(work)], env=env, check=True)
-    git("config", "user.email", "bench@example.com")
-    git("config", "user.name", "Bench")
-    (work / ".gitlab-ci.yml").write_text(CI_YML)
+    if not work.exists():
+        subprocess.run(["git", "init", "-q", "-b", "master", str(work)], env=env, check=True)
+        git("config", "user.email", "bench@example.com")
+        git("config", "user.name", "Bench")
+        (work / ".gitlab-ci.yml").write_text(CI_YML)
     remote = base.replace("http://", f"http://bench:{user_token}@") + "/bench/pushed.git"
     results = []
     with httpx.Client(timeout=30) as client:
         for n in range(pushes):
-            (work / "n.txt").write_text(f"{n}\n")
+            (work / "n.txt").write_text(f"{n} {time.time()}\n")
             git("add", "-A")
             git("commit", "-q", "-m", f"change {n}")
             started = time.perf_counter()
@@ -214,12 +219,14 @@ def main() -> None:
                         help="wrk connection counts, comma separated (default 4,1)")  # fmt: skip
     parser.add_argument("--pushes", type=int, default=10)
     parser.add_argument("--postgres", default=None, help="run on a new schema of this PostgreSQL server instead of SQLite")
+    add_shape_option(parser)
     args = parser.parse_args()
+    shapes = chosen_shapes(args)
     wrk = ensure_wrk()
     schema = None
 
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
-        env, port = codeyard_env(Path(tmp))
+        env, _port = codeyard_env(Path(tmp))
         if args.postgres:
             env["CODEYARD_DATABASE_URL"], schema = postgres_schema(args.postgres)
         backend = "PostgreSQL" if args.postgres else "SQLite"
@@ -230,24 +237,23 @@ def main() -> None:
                 raise SystemExit(f"seeding failed:\n{seeding.stderr}")
             seeded = seeding.stdout.split()
             user_token, registration, pushed_token = seeded[-3:]
-            servers = [subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)]
-            try:
-                base = f"http://127.0.0.1:{port}"
+            with codeyard_servers(env, shapes) as servers:
+                base = servers[shapes[0]].base
                 wait_until_up(base + "/api/v3/user", {"PRIVATE-TOKEN": user_token})
                 runner = register_runner(base, registration)
                 script = Path(tmp) / "post.lua"
                 script.write_text(POST_SCRIPT.format(token=runner))
-                url = f"{base}/ci/api/v1/builds/register"
-                sample = httpx.post(url, json={"token": runner}, timeout=30)
+                sample = httpx.post(f"{base}/ci/api/v1/builds/register", json={"token": runner}, timeout=30)
                 assert sample.status_code == 201, sample.text
                 floor, floor_base = start_floor(Path(tmp), sample.content, env)
-                servers.append(floor)
-                results = {connections: measure(args, wrk, env, script, floor_base, url, servers[0].pid, connections)
-                           for connections in args.connections}  # fmt: skip
+                try:
+                    results = {connections: measure(args, wrk, env, script, floor_base, servers, connections)
+                               for connections in args.connections}  # fmt: skip
+                finally:
+                    stop([floor])
                 specific = register_runner(base, pushed_token)
-                pickups = push_to_pickup(base, user_token, specific, Path(tmp), args.pushes)
-            finally:
-                stop(servers)
+                pickups = {shape: push_to_pickup(server.base, user_token, specific, Path(tmp), args.pushes)
+                           for shape, server in servers.items()}  # fmt: skip
         finally:
             if schema:
                 drop_schema(args.postgres, schema)
@@ -257,14 +263,16 @@ def main() -> None:
         print_ratios(f"POST /ci/api/v1/builds/register ({backend}; {FINISHED} finished, {PENDING} pending; "
                      f"wrk -c{connections}, best p99 of {args.rounds} x {args.seconds}s)", best)  # fmt: skip
         print("all rounds (p50/p99 ms):", {name: [(r["p50_ms"], r["p99_ms"]) for r in rounds] for name, rounds in runs.items()})
-    claimed = sum(r["requests"] for runs in results.values() for r in runs["codeyard"])
+    claimed = sum(r["requests"] for runs in results.values() for shape in shapes for r in runs[shape])
     print(f"builds handed out: {claimed} (every codeyard request claimed one)")
-    push_times, from_start, from_end = ([row[i] for row in pickups] for i in range(3))
-    print(f"over {len(pickups)} pushes (goal <= 1 s): git push took median {statistics.median(push_times):.3f} s; "
-          f"push start -> build handed out median {statistics.median(from_start):.3f} s (max {max(from_start):.3f}); "
-          f"push end -> handed out median {statistics.median(from_end) * 1000:.1f} ms (max {max(from_end) * 1000:.1f})")
+    for shape, rows in pickups.items():
+        push_times, from_start, from_end = ([row[i] for row in rows] for i in range(3))
+        print(f"{shape}: over {len(rows)} pushes (goal <= 1 s): git push took median {statistics.median(push_times):.3f} s; "
+              f"push start -> build handed out median {statistics.median(from_start):.3f} s (max {max(from_start):.3f}); "
+              f"push end -> handed out median {statistics.median(from_end) * 1000:.1f} ms (max {max(from_end) * 1000:.1f})")
     print(json.dumps({"register": {c: {n: min(r, key=lambda x: x["p99_ms"]) for n, r in runs.items()} for c, runs in results.items()},
-                      "push_s": [round(t, 3) for t in push_times], "pickup_s": [round(t, 3) for t in from_start]}))
+                      "push_s": {shape: [round(row[0], 3) for row in rows] for shape, rows in pickups.items()},
+                      "pickup_s": {shape: [round(row[1], 3) for row in rows] for shape, rows in pickups.items()}}))
 
 
 if __name__ == "__main__":

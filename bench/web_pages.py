@@ -4,9 +4,10 @@ and its ratio to the JSON answer (issue 16: a page answers in a time of the orde
 Seeding: user `alice` with 30 projects; `alice/demo` holds a repository (a README, a 300-line Python
 file, 60 commits), an open merge request with 20 comments and a pipeline of 12 builds in 3 stages
 on master's head. Pages are fetched with a signed-in
-session cookie, JSON with a private token; wrk drives each in alternating rounds.
+session cookie, JSON with a private token; wrk drives each in alternating rounds, on codeyard as
+shipped (`codeyard serve`, one process per core) and with one process, side by side.
 
-    .venv/bin/python bench/web_pages.py [--seconds 5] [--rounds 2] [--connections 16]
+    .venv/bin/python bench/web_pages.py [--seconds 5] [--rounds 2] [--connections 16] [--servers both|shipped|one]
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from common import PYTHON, ROOT, codeyard_env, ensure_wrk, stop, uvicorn_command, wait_until_up
+from common import (
+    PYTHON,
+    add_shape_option,
+    chosen_shapes,
+    codeyard_env,
+    codeyard_servers,
+    ensure_wrk,
+    wait_until_up,
+)
 
 SEED = r"""
 import os, subprocess, tempfile
@@ -100,15 +109,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--connections", type=int, default=16)
+    add_shape_option(parser)
     args = parser.parse_args()
     wrk = ensure_wrk()
+    shapes = chosen_shapes(args)
     with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
-        env, port = codeyard_env(Path(tmp))
+        env, _port = codeyard_env(Path(tmp))
         print("seeding 30 projects, a repository and a merge request ...", flush=True)
         seeded = subprocess.run([PYTHON, "-c", SEED], env=env, check=True, capture_output=True, text=True).stdout.split()
         token, cookie, demo, mr, pipeline, head = seeded[-6:]
-        server = subprocess.Popen(uvicorn_command("codeyard.app:create_app", port, True), env=env, cwd=ROOT)
-        site, api = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/api/v3/projects/{demo}"
         pairs = {
             "start page / GET /projects": ("/", "/api/v3/projects"),
             "project / GET /projects/:id": ("/alice/demo", f"/api/v3/projects/{demo}"),
@@ -121,23 +130,27 @@ def main() -> None:
                                                        f"/api/v3/projects/{demo}/repository/commits/{head}/builds"),
         }  # fmt: skip
         page_header, json_header = f"Cookie: codeyard_session={cookie}", f"PRIVATE-TOKEN: {token}"
-        try:
-            wait_until_up(api, {"PRIVATE-TOKEN": token})
-            for page, endpoint in pairs.values():
-                assert b"Sign out" in wait_until_up(site + page, {"Cookie": f"codeyard_session={cookie}"}), page
-                wait_until_up(site + endpoint, {"PRIVATE-TOKEN": token})
-            results = {name: ([], []) for name in pairs}
+        with codeyard_servers(env, shapes) as servers:
+            for server in servers.values():
+                wait_until_up(f"{server.base}/api/v3/projects/{demo}", {"PRIVATE-TOKEN": token})
+                for page, endpoint in pairs.values():
+                    assert b"Sign out" in wait_until_up(server.base + page, {"Cookie": f"codeyard_session={cookie}"}), page
+                    wait_until_up(server.base + endpoint, {"PRIVATE-TOKEN": token})
+            results = {(name, shape): ([], []) for name in pairs for shape in shapes}
             for _ in range(args.rounds):
                 for name, (page, endpoint) in pairs.items():
-                    results[name][0].append(run_wrk(wrk, site + page, page_header, args.seconds, args.connections))
-                    results[name][1].append(run_wrk(wrk, site + endpoint, json_header, args.seconds, args.connections))
-        finally:
-            stop([server])
-    print(f"\nwrk -c{args.connections}, best of {args.rounds} x {args.seconds}s, one uvicorn worker")
-    print(f"{'page / endpoint':44s} {'page req/s':>11s} {'JSON req/s':>11s} {'ratio':>6s}")
-    for name, (page_runs, json_runs) in results.items():
-        page_rps, json_rps = max(page_runs), max(json_runs)
-        print(f"{name:44s} {page_rps:11.0f} {json_rps:11.0f} {page_rps / json_rps:6.2f}")
+                    for shape, server in servers.items():
+                        pages, answers = results[name, shape]
+                        pages.append(run_wrk(wrk, server.base + page, page_header, args.seconds, args.connections))
+                        answers.append(run_wrk(wrk, server.base + endpoint, json_header, args.seconds, args.connections))
+    print(f"\nwrk -c{args.connections}, best of {args.rounds} x {args.seconds}s; ratio: page / JSON on the same server")
+    print(f"{'page / endpoint':44s}" + "".join(f" {shape + ': page':>22s} {'JSON':>7s} {'ratio':>6s}" for shape in shapes))
+    for name in pairs:
+        cells = ""
+        for shape in shapes:
+            page_rps, json_rps = (max(runs) for runs in results[name, shape])
+            cells += f" {page_rps:22.0f} {json_rps:7.0f} {page_rps / json_rps:6.2f}"
+        print(f"{name:44s}{cells}")
 
 
 if __name__ == "__main__":
