@@ -237,7 +237,7 @@ def cgi_environment(ctx: Ctx, user, grant: Grant, service: str, suffix: str) -> 
             # receive-pack's own `gc --auto` would detach from the request; the server runs it instead.
             GIT_CONFIG_KEY_2="receive.autogc",
             GIT_CONFIG_VALUE_2="false",
-            CODEYARD_PUSH_RULES=json.dumps({"abilities": sorted(grant.access.abilities), "protected": grant.protected}),
+            CODEYARD_PUSH_RULES=githooks.push_rules(grant.access.abilities, grant.protected),
         )
     return env
 
