@@ -14,6 +14,7 @@ source trees with this interpreter beside the current one, to compare code befor
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -36,7 +37,14 @@ from common import (
 )
 
 
+def disk_fetch(copies: dict) -> tuple[str, str]:
+    """The baseline fetch's arguments: into a ref, so that each fetch brings one commit."""
+    return copies["hosted_url"], "+refs/heads/master:refs/remotes/disk/master"
+
+
 def start_server(env: dict, port: int, workers: int, src: Path) -> subprocess.Popen:
+    # Each tree writes its own git hooks (an older tree keeps hook files it finds).
+    shutil.rmtree(Path(env["CODEYARD_DATA_DIR"]) / "githooks", ignore_errors=True)
     command = [PYTHON, "-m", "codeyard", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
     server = subprocess.Popen(command, env={**env, "PYTHONPATH": str(src)}, cwd=ROOT, stdout=subprocess.DEVNULL)
     wait_until_up(f"http://127.0.0.1:{port}/-/health")
@@ -54,7 +62,7 @@ def measure(args, wrk: str, env: dict, port: int, token: str, copies: dict, git_
         git("commit", "-q", "-m", f"change {copies['count']}", cwd=copies["pusher"], env=git_env)
         pushes.append(timed(lambda: git("push", "-q", "origin", "master", cwd=copies["pusher"], env=git_env)))
         fetches.append(timed(lambda: git("fetch", "-q", "origin", cwd=copies["fetcher"], env=git_env)))
-        local.append(timed(lambda: git("fetch", "-q", copies["hosted_url"], "master", cwd=copies["local"], env=git_env)))
+        local.append(timed(lambda: git("fetch", "-q", *disk_fetch(copies), cwd=copies["local"], env=git_env)))
     return {"rps": run["rps"], "p50_ms": run["p50_ms"], "p99_ms": run["p99_ms"],
             "push_ms": statistics.median(pushes) * 1000, "fetch_ms": statistics.median(fetches) * 1000,
             "local_fetch_ms": statistics.median(local) * 1000}  # fmt: skip
