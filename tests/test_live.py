@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import http.client
+import statistics
+import time
+from pathlib import Path
+
 import gitlab
 import pytest
+
+from codeyard import config as config_module
+
+from .conftest import TEST_HASH
+from .support import LiveServer
 
 
 @pytest.mark.both_backends
@@ -123,3 +133,42 @@ def test_python_gitlab_projects(gl, live, users):
     assert uploaded["url"].endswith("/notes.txt")
     as_alice.projects.delete(other.id)
     assert [p.id for p in as_alice.projects.list()] == [created.id]
+
+
+# Linux delays an ACK by at least 40 ms. With Nagle's algorithm on, a server that writes an answer
+# in two pieces (uvicorn: head, then body) holds the second until the client's delayed ACK of the
+# first arrives: every answer on a kept connection takes 40 ms or more.
+DELAYED_ACK = 0.040
+
+
+@pytest.mark.live
+def test_a_multi_process_server_answers_a_kept_connection_without_delay(tmp_path):
+    """`codeyard serve --workers 2` (uvicorn's supervisor binds the socket with proto 0, and
+    asyncio then leaves TCP_NODELAY off): sequential requests on one connection take far less
+    than the delayed ACK each. Judged by the median, so that a stall of the machine cannot fail it."""
+    data_dir = tmp_path / "data"
+    config = config_module.Config(data_dir=data_dir, database_url=config_module.sqlite_url(data_dir),
+                                  base_url="http://127.0.0.1", workers=2, **TEST_HASH)  # fmt: skip
+    server = LiveServer(config, tmp_path)
+    server.start()
+    try:
+        assert len(_children(server.process.pid)) >= 2  # the multi-process server, not one process
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        durations, kept = [], None
+        for _ in range(40):
+            started = time.perf_counter()
+            connection.request("GET", "/-/health")
+            response = connection.getresponse()
+            response.read()
+            durations.append(time.perf_counter() - started)
+            assert response.status == 200
+            kept = kept or connection.sock
+            assert connection.sock is kept  # one connection throughout
+        connection.close()
+    finally:
+        server.stop()
+    assert statistics.median(durations) < DELAYED_ACK / 2, [round(d * 1000, 1) for d in durations]
+
+
+def _children(pid: int) -> list[int]:
+    return [int(child) for path in Path(f"/proc/{pid}/task").glob("*/children") for child in path.read_text().split()]

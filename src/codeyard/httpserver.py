@@ -15,14 +15,23 @@ then shuts its side (the client sees the end of the answer) and drops what still
 client stops or LINGER seconds or LINGER_BYTES bytes have passed, as nginx's lingering close does
 (it has 30 s in all and 5 s between reads). A lingering connection is still counted in the limit.
 
+Every TCP connection gets TCP_NODELAY here. asyncio sets it only on sockets whose `proto` is
+IPPROTO_TCP, and uvicorn's multi-process supervisor (`--workers` above 1, as `codeyard serve` runs
+by default) binds its socket with `proto` 0, which the accepted sockets inherit (uvicorn issue
+#3149). Nagle's algorithm then holds the body of every answer on a kept connection until the
+client's delayed ACK of its head: 40 ms or more per request. One setsockopt per connection, made
+for IPv4 and IPv6 whatever the socket's `proto` says; Unix sockets have no Nagle and are left alone.
+
 `codeyard serve` runs uvicorn with `http="codeyard.httpserver:BoundedHttpToolsProtocol"`; the
 limits come from the environment the command exports, so every worker process reads the same.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import socket
 from asyncio import TimerHandle
 
 import httptools
@@ -46,6 +55,14 @@ log = logging.getLogger("codeyard.http")
 @functools.cache
 def limits() -> config_module.Config:
     return config_module.load()
+
+
+def no_delay(transport) -> None:
+    """Turn Nagle's algorithm off on TRANSPORT's socket when it is TCP (see the module's docstring)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        with contextlib.suppress(OSError):  # a connection already gone needs no flag
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 class Refused(Exception):
@@ -81,6 +98,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
+        no_delay(transport)
         # Counted with this one: the limit-th connection is still served.
         self.over_limit = len(self.connections) > self.max_connections
         if self.over_limit:

@@ -4,6 +4,7 @@ own waits (a paused body, a pipelined request behind a slow response)."""
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import pytest
 from uvicorn.config import Config
@@ -91,3 +92,27 @@ def test_a_timeout_after_the_response_started_only_closes(protocol):
     protocol.cycle.response_started = True
     protocol._body_timed_out()
     assert protocol.transport.written == b"" and protocol.transport.eof
+
+
+class SocketTransport(FakeTransport):
+    def __init__(self, sock):
+        super().__init__()
+        self.sock = sock
+
+    def get_extra_info(self, name, default=None):
+        return self.sock if name == "socket" else default
+
+
+@pytest.mark.parametrize("family", [socket.AF_INET, socket.AF_INET6])
+def test_tcp_sockets_of_any_proto_get_no_delay(family):
+    with socket.socket(family, socket.SOCK_STREAM, 0) as sock:  # proto 0, as uvicorn's supervisor binds
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+        httpserver.no_delay(SocketTransport(sock))
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+def test_unix_sockets_and_transports_without_one_are_left_alone():
+    left, right = socket.socketpair(socket.AF_UNIX)
+    with left, right:
+        httpserver.no_delay(SocketTransport(left))
+    httpserver.no_delay(FakeTransport())

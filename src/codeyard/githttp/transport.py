@@ -187,11 +187,12 @@ def _access(session, user, project) -> policy.Access:
 
 
 def hooks_dir(ctx: Ctx) -> Path:
-    """The directory of codeyard's git hooks under the data dir (written on first use)."""
+    """The directory of codeyard's git hooks under the data dir, written on first use and again
+    when this version's scripts differ (another interpreter, another launcher)."""
     directory = ctx.rt.config.data_dir / "githooks"
     for hook, text in githooks.scripts(sys.executable).items():
         path = directory / hook
-        if not path.exists():
+        if _text(path) != text:
             datadir.private_dir(directory)
             temporary = directory / f".{hook}.{secrets.token_hex(4)}"
             temporary.write_text(text)
@@ -200,6 +201,13 @@ def hooks_dir(ctx: Ctx) -> Path:
     for hook in RETIRED_HOOKS:
         (directory / hook).unlink(missing_ok=True)
     return directory
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return None
 
 
 def cgi_environment(ctx: Ctx, user, grant: Grant, service: str, suffix: str) -> dict[str, str]:
@@ -229,7 +237,7 @@ def cgi_environment(ctx: Ctx, user, grant: Grant, service: str, suffix: str) -> 
             # receive-pack's own `gc --auto` would detach from the request; the server runs it instead.
             GIT_CONFIG_KEY_2="receive.autogc",
             GIT_CONFIG_VALUE_2="false",
-            CODEYARD_PUSH_RULES=json.dumps({"abilities": sorted(grant.access.abilities), "protected": grant.protected}),
+            CODEYARD_PUSH_RULES=githooks.push_rules(grant.access.abilities, grant.protected),
         )
     return env
 

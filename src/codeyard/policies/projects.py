@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from dataclasses import dataclass
+from collections import namedtuple
 
 GUEST, REPORTER, DEVELOPER, MASTER, OWNER = 10, 20, 30, 40, 50
 ACCESS_LEVELS = (GUEST, REPORTER, DEVELOPER, MASTER, OWNER)
@@ -84,14 +84,14 @@ FEATURE_ABILITIES = {
 }
 
 
-@dataclass(frozen=True)
-class Access:
-    """One user's standing on one project."""
+# A named tuple, not a frozen dataclass: the pre-receive hook of every push imports this module,
+# and `dataclasses` (with `inspect`) was half of that process's start; functools loads collections.
+class Access(namedtuple("Access", ("abilities", "project_level", "group_level", "owner"), defaults=(None, None, False))):
+    """One user's standing on one project: its abilities (a frozenset), its direct membership level,
+    its membership level of the project's group, and whether it owns the namespace (namespace owner,
+    group owner or admin)."""
 
-    abilities: frozenset[str]
-    project_level: int | None = None  # direct membership
-    group_level: int | None = None  # membership of the project's group
-    owner: bool = False  # namespace owner, group owner or admin
+    __slots__ = ()
 
     @property
     def level(self) -> int:
@@ -172,7 +172,7 @@ def _owns(user, namespace, group_level: int | None) -> bool:
 
 
 # Access is immutable and a page of projects repeats a few standings: one instance each, instead of
-# a frozen dataclass built per project (its __init__ cost a list of 100 more than the rules' lookup).
+# one built per project (a frozen dataclass's __init__ cost a list of 100 more than the rules' lookup).
 _access = functools.lru_cache(maxsize=1024)(Access)
 
 
