@@ -40,6 +40,7 @@ class CodeyardApp:
         self.router = router
         self.owns_runtime = owns_runtime
         self.access_log = runtime.config.access_log not in ("", "0")
+        metrics.requests.start()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
@@ -55,6 +56,7 @@ class CodeyardApp:
                     self.rt.db.start_checkpointer()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                metrics.requests.flush()
                 if self.owns_runtime:
                     self.rt.close()
                 await send({"type": "lifespan.shutdown.complete"})

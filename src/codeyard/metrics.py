@@ -19,8 +19,12 @@ a known method or `OTHER`, the status; job kinds from the handlers' table.
 
 from __future__ import annotations
 
+import bisect
 import logging
+import math
 import os
+import threading
+import time
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
@@ -59,23 +63,68 @@ RUNNER_CLAIMS = Counter("codeyard_runner_claims", "Runners' requests for a build
 
 access_log = logging.getLogger("codeyard.access")
 
-_request_children: dict[tuple[str, str, int], tuple] = {}
+FLUSH_EVERY = 1.0  # seconds: how old another server process's request figures may be at a scrape
 
 
-def record_request(route: str, method: str, status: int, seconds: float) -> None:
-    """Count one answered request (on the event loop: a dictionary lookup and two increments)."""
-    children = _request_children.get((route, method, status))
-    if children is None:
-        children = _children(route, method, status)
-    children[0].inc()
-    children[1].observe(seconds)
+class RequestTally:
+    """Requests counted in a dictionary and added to prometheus_client's values every FLUSH_EVERY
+    seconds by a thread, and before each scrape: one request counted through the library cost about
+    8 us in multiprocess mode (a lock, getpid and a write for each of three values), about a tenth of
+    `GET /api/v3/user`; a dictionary entry costs well under a microsecond."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[str, str, int], list] = {}  # (route, method, status) -> [count, sum, buckets]
+        self._children: dict[tuple[str, str, int], tuple] = {}
+        self._flusher: threading.Thread | None = None
+
+    def add(self, route: str, method: str, status: int, seconds: float) -> None:
+        bucket = bisect.bisect_left(REQUEST_BOUNDS, seconds)
+        with self._lock:
+            entry = self._pending.get((route, method, status))
+            if entry is None:
+                entry = self._pending[(route, method, status)] = [0, 0.0, [0] * len(REQUEST_BOUNDS)]
+            entry[0] += 1
+            entry[1] += seconds
+            entry[2][bucket] += 1
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for key, (count, total, buckets) in pending.items():
+            counter, histogram = self._children.get(key) or self._labelled(key)
+            counter.inc(count)
+            # The histogram's own values, added to in bulk (Histogram.observe adds one observation).
+            histogram._sum.inc(total)
+            for index, observed in enumerate(buckets):
+                if observed:
+                    histogram._buckets[index].inc(observed)
+
+    def _labelled(self, key: tuple[str, str, int]) -> tuple:
+        route, method, status = key[0], method_label(key[1]), str(key[2])
+        children = self._children[key] = (HTTP_REQUESTS.labels(route, method, status), HTTP_SECONDS.labels(route, method))
+        return children
+
+    def start(self) -> None:
+        """Flush every FLUSH_EVERY seconds from a daemon thread (once per process)."""
+        with self._lock:
+            if self._flusher is not None:
+                return
+            self._flusher = threading.Thread(target=self._flush_forever, name="codeyard-metrics", daemon=True)
+        self._flusher.start()
+
+    def _flush_forever(self) -> None:
+        while True:
+            time.sleep(FLUSH_EVERY)
+            try:
+                self.flush()
+            except Exception:
+                logging.getLogger("codeyard").exception("adding up the request figures failed")
 
 
-def _children(route: str, method: str, status: int) -> tuple:
-    method_label = method if method in METHODS else "OTHER"
-    children = (HTTP_REQUESTS.labels(route, method_label, str(status)), HTTP_SECONDS.labels(route, method_label))
-    _request_children[(route, method, status)] = children
-    return children
+REQUEST_BOUNDS = (*REQUEST_BUCKETS, math.inf)
+requests = RequestTally()
+record_request = requests.add
 
 
 def method_label(method: str) -> str:
@@ -91,6 +140,7 @@ def multiprocess_directory() -> str | None:
 
 def exposition(gauges: list[GaugeMetricFamily]) -> bytes:
     """Every process's figures (or this one's) and GAUGES, in Prometheus' text format."""
+    requests.flush()
     if multiprocess_directory() is None:
         counted = generate_latest(REGISTRY)
     else:
