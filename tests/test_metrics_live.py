@@ -124,3 +124,14 @@ def _scrape(url: str) -> dict:
 
 def _total(url: str) -> float:
     return _scrape(url).get(USER, 0)
+
+
+def test_serve_refuses_to_start_when_prometheus_client_was_imported_first(tmp_path):
+    """Imported before serve names its directory, the library would keep this process's figures
+    where no scrape reads them: refused instead of wrong totals."""
+    env = {**os.environ, **CHEAP_ARGON2, "CODEYARD_DATA_DIR": str(tmp_path / "data")}
+    env.pop("CODEYARD_DATABASE_URL", None)
+    code = "import sys, prometheus_client; from codeyard.cli import main; sys.argv[0] = 'codeyard'; main()"
+    result = subprocess.run([sys.executable, "-c", code, "serve", "--port", str(free_port())], env=env,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode != 0 and "imported before its multiprocess directory was set" in result.stderr
