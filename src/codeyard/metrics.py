@@ -13,6 +13,10 @@ the supervisor starts again, adds to them). The job queue's gauges are computed 
 the `jobs` table, so no process leaves a stale gauge behind; `process_died` still removes a dead
 process's live-gauge files, as the library asks.
 
+Requests are tallied in the process first (`RequestTally`) and added to the library's values every
+second and before each scrape: a scrape sees another server process's requests at most about a
+second late, and a process killed outright loses at most its last second.
+
 Labels are bounded: a route's template, never its path (`UNMATCHED` for every path no route has),
 a known method or `OTHER`, the status; job kinds from the handlers' table.
 """
@@ -80,10 +84,11 @@ class RequestTally:
 
     def add(self, route: str, method: str, status: int, seconds: float) -> None:
         bucket = bisect.bisect_left(REQUEST_BOUNDS, seconds)
+        key = (route, method if method in METHODS else "OTHER", status)  # bounded keys, as the labels
         with self._lock:
-            entry = self._pending.get((route, method, status))
+            entry = self._pending.get(key)
             if entry is None:
-                entry = self._pending[(route, method, status)] = [0, 0.0, [0] * len(REQUEST_BOUNDS)]
+                entry = self._pending[key] = [0, 0.0, [0] * len(REQUEST_BOUNDS)]
             entry[0] += 1
             entry[1] += seconds
             entry[2][bucket] += 1
@@ -101,7 +106,7 @@ class RequestTally:
                     histogram._buckets[index].inc(observed)
 
     def _labelled(self, key: tuple[str, str, int]) -> tuple:
-        route, method, status = key[0], method_label(key[1]), str(key[2])
+        route, method, status = key[0], key[1], str(key[2])
         children = self._children[key] = (HTTP_REQUESTS.labels(route, method, status), HTTP_SECONDS.labels(route, method))
         return children
 
