@@ -129,8 +129,8 @@ def _restart_sequences(connection) -> str:
 
 def empty_data_dir(config: config_module.Config) -> None:
     for child in config.data_dir.iterdir() if config.data_dir.exists() else ():
-        if child == config.secret_key_path:
-            continue
+        if child in (config.secret_key_path, config.data_dir / "metrics"):
+            continue  # the live server's figures (codeyard.metrics) are its own
         if child.is_dir():
             shutil.rmtree(child)
         else:

@@ -14,12 +14,13 @@ from __future__ import annotations
 import gc
 import inspect
 import logging
+from time import perf_counter
 
 from sqlalchemy.exc import IntegrityError
 from starlette.responses import Response
 
 from . import config as config_module
-from . import datadir
+from . import datadir, metrics
 from .api import auth
 from .api.bodies import read_body
 from .api.context import Ctx
@@ -38,6 +39,8 @@ class CodeyardApp:
         self.rt = runtime
         self.router = router
         self.owns_runtime = owns_runtime
+        self.access_log = runtime.config.access_log not in ("", "0")
+        metrics.requests.start()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
@@ -53,12 +56,38 @@ class CodeyardApp:
                     self.rt.db.start_checkpointer()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                metrics.requests.flush()
                 if self.owns_runtime:
                     self.rt.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
     async def _http(self, scope, receive, send):
+        """Answer, then count the request by its route's template (metrics.py) and log it when asked."""
+        started = perf_counter()
+        status = 0
+
+        async def answer(message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        failed = True
+        try:
+            await self._answer(scope, receive, answer)
+            failed = False
+        finally:
+            # No answer began: the server's own 500 after an error, else the client left first (499).
+            status = status or (500 if failed else 499)
+            ctx = scope.get("codeyard.ctx")
+            route = ctx.route.template if ctx is not None else metrics.UNMATCHED
+            seconds = perf_counter() - started
+            metrics.record_request(route, scope["method"], status, seconds)
+            if self.access_log:
+                log_access(scope["method"], route, status, seconds, ctx)
+
+    async def _answer(self, scope, receive, send):
         method = scope["method"]
         raw = scope.get("raw_path")
         path = raw.decode("latin-1").split("?", 1)[0] if raw else scope["path"]
@@ -81,7 +110,7 @@ class CodeyardApp:
                 return
             await send_json(send, 405, json_body({"message": "405 Method Not Allowed"}), allow, head=head)
             return
-        ctx = Ctx(self.rt, scope, match.route, match.params)
+        ctx = scope["codeyard.ctx"] = Ctx(self.rt, scope, match.route, match.params)
         try:
             if match.route.kind == "raw":
                 await self._raw(ctx, receive, send)
@@ -139,6 +168,14 @@ class CodeyardApp:
             await send_json(send, status, body, headers, head=ctx.method == "HEAD")
 
 
+def log_access(method: str, route: str, status: int, seconds: float, ctx: Ctx | None) -> None:
+    """One line on `codeyard.access`: what was asked (the route's template, never the path or query,
+    which can carry tokens), the answer, its time and the caller's user id (or -)."""
+    actor = ctx.actor if ctx is not None else None
+    user = getattr(actor, "id", None) or "-"
+    metrics.access_log.info("%s %s %d %.2fms user=%s", metrics.method_label(method), route, status, seconds * 1000, user)
+
+
 def error_response(ctx: Ctx, error: Exception) -> tuple[int, bytes, list[tuple[str, str]]]:
     if isinstance(error, CodeyardError):
         return error.status, json_body({"message": error.message}), list(error.headers.items())
@@ -164,6 +201,7 @@ def create_app(config: config_module.Config | None = None) -> CodeyardApp:
     config = config or config_module.load()
     datadir.restrict_umask()
     logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    metrics.start_access_log(config.access_log)
     app = CodeyardApp(Runtime(config), build_router())
     # What start-up built (models, routes, compiled statements) lives as long as the process: kept
     # out of the collector's generations, a full collection no longer walks it (a pause of about

@@ -48,6 +48,7 @@ def serve(host: str | None, port: int | None, data_dir: str | None, workers: int
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     _prepare(config)
+    _count_across_processes(config)
     _announce_root(config)
     _recover_pushes(config)
     os.environ.update(config_module.to_env(config))
@@ -61,6 +62,14 @@ def serve(host: str | None, port: int | None, data_dir: str | None, workers: int
     finally:
         if jobs is not None:
             jobs.stop()
+
+
+def _count_across_processes(config: config_module.Config) -> None:
+    """prometheus_client's multiprocess mode for this server, its processes and its job worker
+    (codeyard.metrics): the library reads the variable when it is imported, so before that."""
+    if "prometheus_client" in sys.modules:
+        raise RuntimeError("prometheus_client was imported before its multiprocess directory was set")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(datadir.empty_metrics_dir(config))
 
 
 def _stop_before_dying(jobs) -> None:

@@ -7,12 +7,15 @@ Instance behaviour that admins change at run time lives in the database instead
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
+DEFAULT_METRICS_ALLOW = "127.0.0.0/8,::1/128"  # loopback, as GitLab's monitoring whitelist
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,14 @@ class Config:
     worker_poll: float = 1.0
     worker_lease: float = 60.0
     worker_backoff: float = 10.0
+    # Who may read /-/metrics (CODEYARD_METRICS_ALLOW): networks, comma-separated; others get 404.
+    metrics_allow: str = DEFAULT_METRICS_ALLOW
+    # CODEYARD_ACCESS_LOG: empty or 0 off, 1 one line per request on standard error, else a file path.
+    access_log: str = ""
+
+    @property
+    def metrics_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        return networks(self.metrics_allow)
 
     @property
     def repositories_dir(self) -> Path:
@@ -66,6 +77,10 @@ class Config:
     @property
     def tmp_dir(self) -> Path:
         return self.data_dir / "tmp"
+
+    @property
+    def metrics_dir(self) -> Path:
+        return self.data_dir / "metrics"
 
     @property
     def archive_cache_dir(self) -> Path:
@@ -97,6 +112,25 @@ def _positive(value: str | None, name: str) -> int | None:
     if not value.strip().isdigit() or int(value) < 1:
         raise ValueError(f"{name} must be a whole number of at least 1, not {value!r}")
     return int(value)
+
+
+@functools.lru_cache(maxsize=8)
+def networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Comma-separated networks (`10.0.0.0/8`, `::1/128`, a bare address); ValueError names a bad one."""
+    found = []
+    for part in text.split(","):
+        if part.strip():
+            try:
+                found.append(ipaddress.ip_network(part.strip(), strict=False))
+            except ValueError:
+                raise ValueError(f"CODEYARD_METRICS_ALLOW: {part.strip()!r} is not a network") from None
+    return tuple(found)
+
+
+def _log_target(value: str) -> str:
+    """"", "0" and "1" as given; a file's path made absolute (every process appends to the same file)."""
+    value = value.strip()
+    return value if value in ("", "0", "1") else str(Path(value).resolve())
 
 
 def load(env: dict[str, str] | None = None, **overrides) -> Config:
@@ -136,7 +170,10 @@ def load(env: dict[str, str] | None = None, **overrides) -> Config:
         worker_poll=float(env.get("CODEYARD_WORKER_POLL", 1.0)),
         worker_lease=float(env.get("CODEYARD_WORKER_LEASE", 60.0)),
         worker_backoff=float(env.get("CODEYARD_WORKER_BACKOFF", 10.0)),
+        metrics_allow=env.get("CODEYARD_METRICS_ALLOW", DEFAULT_METRICS_ALLOW),
+        access_log=_log_target(env.get("CODEYARD_ACCESS_LOG", "")),
     )
+    networks(config.metrics_allow)  # refused at start, not at the first scrape
     return config.with_overrides(**overrides) if overrides else config
 
 
@@ -167,6 +204,8 @@ def to_env(config: Config) -> dict[str, str]:
         "CODEYARD_WORKER_POLL": str(config.worker_poll),
         "CODEYARD_WORKER_LEASE": str(config.worker_lease),
         "CODEYARD_WORKER_BACKOFF": str(config.worker_backoff),
+        "CODEYARD_METRICS_ALLOW": config.metrics_allow,
+        "CODEYARD_ACCESS_LOG": config.access_log,
     }
     if config.root_password:
         env["CODEYARD_ROOT_PASSWORD"] = config.root_password

@@ -9,6 +9,7 @@ narrowed when an existing one is wider.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -53,3 +54,10 @@ def protect_database(database_url: str) -> None:
     for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         if candidate.exists():
             narrow(candidate, PRIVATE_FILE)
+
+
+def empty_metrics_dir(config: Config) -> Path:
+    """`<data>/metrics`, private and emptied: where the processes of one `codeyard serve` keep the
+    figures they count (codeyard.metrics); a previous server's are gone with it."""
+    shutil.rmtree(config.metrics_dir, ignore_errors=True)
+    return private_dir(config.metrics_dir)

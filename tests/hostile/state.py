@@ -31,9 +31,10 @@ def row_counts(rt) -> dict[str, int]:
 
 def snapshot(rt) -> tuple[dict[str, int], list[tuple[str, int]]]:
     """What an edge attack must leave alone: every table's row count and every file (with its size)
-    under the data directory."""
+    under the data directory, but the server's own figures (<data>/metrics, which count the attack)."""
+    figures = rt.config.data_dir / "metrics"
     data_files = sorted((str(path.relative_to(rt.config.data_dir)), path.stat().st_size)
-                        for path in rt.config.data_dir.rglob("*") if path.is_file())  # fmt: skip
+                        for path in rt.config.data_dir.rglob("*") if path.is_file() and figures not in path.parents)  # fmt: skip
     return row_counts(rt), data_files
 
 

@@ -204,18 +204,26 @@ def test_journal_lines_are_merged_per_ref_and_refused_refs_left_out():
 
 # The server, with one more post-push step that marks the moment and then blocks: the refs have
 # moved and the recording's transaction is open, uncommitted, when the test kills the process.
+# The step is added once `serve` has set up its metrics directory, which must come before the
+# services (and prometheus_client) are imported (cli._count_across_processes).
 BLOCKED_SERVER = """
 import os, sys, time
-from codeyard.services import pushes
-from codeyard.cli import main
+from codeyard import cli
 
 def blocked(session, rt, push):
     open(os.environ["TEST_RECORDING_STARTED"], "w").close()
     time.sleep(600)
 
-pushes.STEPS = (*pushes.STEPS, blocked)
+serve = cli._serve
+
+def serve_blocked(config, workers):
+    from codeyard.services import pushes
+    pushes.STEPS = (*pushes.STEPS, blocked)
+    serve(config, workers)
+
+cli._serve = serve_blocked
 sys.argv[0] = "codeyard"
-main()
+cli.main()
 """
 
 

@@ -372,3 +372,26 @@ def test_the_token_is_kept_cleared_or_refused(rt, api, owner, project, work, rec
     run_jobs(rt)
     assert "x-gitlab-token" not in receiver.requests[-1].headers
     assert "x-codeyard-signature" not in receiver.requests[-1].headers
+
+
+def test_deliveries_and_their_jobs_are_counted_by_outcome(rt, api, owner, project, work, local_allowed):
+    from prometheus_client import REGISTRY
+
+    def counts() -> dict:
+        found = {outcome: REGISTRY.get_sample_value("codeyard_webhook_deliveries_total", {"outcome": outcome}) or 0
+                 for outcome in ("delivered", "rejected", "unreachable", "blocked")}  # fmt: skip
+        for outcome in ("finished", "retried", "failed"):
+            found[outcome] = REGISTRY.get_sample_value("codeyard_jobs_total", {"kind": webhooks.KIND, "outcome": outcome}) or 0
+        return found
+
+    before = counts()
+    with Receiver(statuses=(503,)) as receiver:
+        add_hook(api, owner, project, receiver.url())
+        post_push(rt, project, owner, ("refs/heads/master", ZERO, pushed(work, "first")))
+        assert run_jobs(rt) == 2  # 503, then 200
+        allow_local(rt, False)
+        post_push(rt, project, owner, ("refs/heads/master", ZERO, pushed(work, "second")))
+        assert run_jobs(rt) == 1  # refused: a local address
+    after = counts()
+    grown = {name: after[name] - before[name] for name in after}
+    assert grown == {"delivered": 1, "rejected": 1, "unreachable": 0, "blocked": 1, "finished": 1, "retried": 1, "failed": 1}

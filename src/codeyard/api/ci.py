@@ -13,6 +13,7 @@ import re
 
 from starlette.responses import FileResponse
 
+from .. import metrics
 from ..db.models import Build, is_id
 from ..db.models.ci import FAILED, RUNNING, SUCCESS
 from ..entities import runners as runner_entities
@@ -138,6 +139,7 @@ def register_build(ctx: Ctx) -> RunnerJob:
     found = handout.next_job(db, runner) if runner.active else None
     if found is handout.HOOKED:
         found = _claim_in_session(ctx, runner)
+    metrics.RUNNER_CLAIMS.labels("none" if found is None else "build").inc()
     if found is None:
         raise NotFound()
     return _runner_job(ctx, found)

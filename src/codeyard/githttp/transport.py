@@ -25,11 +25,12 @@ import os
 import secrets
 import signal
 import sys
+import time
 from pathlib import Path
 
 from sqlalchemy import select
 
-from .. import datadir, githooks
+from .. import datadir, githooks, metrics
 from ..api.context import Ctx
 from ..api.registry import WEB
 from ..db.models import Project, ProtectedBranch
@@ -120,22 +121,39 @@ async def serve(ctx: Ctx, receive, send, service: str, suffix: str) -> None:
         user = await user_for(ctx.rt, ctx.header("authorization"), ctx.client_address)
     except BadCredentials:
         raise GitUnauthorized() from None
+    ctx.actor = user  # for the access log
     grant = authorize(ctx, user, service)
     env = cgi_environment(ctx, user, grant, service, suffix)
-    if not (service == RECEIVE and ctx.method == "POST"):
+    if ctx.method != "POST":
         await run_backend(ctx, receive, send, env, finish_once_received=False)
         return
+    started, outcome = time.perf_counter(), "error"
+    try:
+        if await (upload(ctx, receive, send, env) if service == UPLOAD else push(ctx, receive, send, env, grant, user)):
+            outcome = "ok"
+    finally:
+        metrics.GIT_SECONDS.labels(service.removeprefix("git-"), outcome).observe(time.perf_counter() - started)
+
+
+async def upload(ctx: Ctx, receive, send, env: dict[str, str]) -> bool:
+    """A fetch or clone; whether git succeeded."""
+    return await run_backend(ctx, receive, send, env, finish_once_received=False) == 0
+
+
+async def push(ctx: Ctx, receive, send, env: dict[str, str], grant: Grant, user) -> bool:
+    """A push, journaled (services/push_journal); whether git succeeded."""
     journal = await asyncio.to_thread(push_journal.Journal.create, ctx.rt.config, grant.project_id, user.id)
     env["CODEYARD_PUSH_JOURNAL"] = str(journal.path)
     recording = []
     try:
         after = lambda: after_push(ctx, journal, recording)  # noqa: E731
         # git inherits the journal's lock: a server that dies leaves it held until git has finished.
-        await run_backend(ctx, receive, send, env, finish_once_received=True, after=after, keep_fds=(journal.fd,))
+        code = await run_backend(ctx, receive, send, env, finish_once_received=True, after=after, keep_fds=(journal.fd,))
     finally:
         if not recording:
             journal.release()  # git may have moved refs: recovery records them
     collect_garbage(storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id), env)
+    return code == 0
 
 
 class Grant:
@@ -243,8 +261,8 @@ def cgi_environment(ctx: Ctx, user, grant: Grant, service: str, suffix: str) -> 
 
 
 async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], finish_once_received: bool, after=None,
-                      keep_fds: tuple[int, ...] = ()) -> None:
-    """Run `git http-backend`, stream the request body in and its CGI response out.
+                      keep_fds: tuple[int, ...] = ()) -> int:
+    """Run `git http-backend`, stream the request body in and its CGI response out; its exit code.
 
     A client that goes away while sending stops git. With FINISH_ONCE_RECEIVED (pushes), git is let
     finish once the whole request has arrived: the refs may already be changing.
@@ -269,6 +287,7 @@ async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], finish_once_
         if after is not None:
             await after()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return code
     finally:
         feeder.cancel()
         errors.cancel()

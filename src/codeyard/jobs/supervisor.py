@@ -20,6 +20,7 @@ import subprocess
 import threading
 import time
 
+from .. import metrics
 from ..db.engine import Database
 from . import queue
 
@@ -71,6 +72,7 @@ class Supervisor:
                 return
             log.error("the job worker (pid %d) ended with %s; starting another", process.pid, code)
             self._release(process.pid)
+            metrics.process_died(process.pid)
             delay = FIRST_DELAY if time.monotonic() - started > YOUNG else delay
             if self._stopping.wait(delay):
                 return

@@ -22,12 +22,18 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
+from .. import metrics
 from ..services import push_journal
 from . import queue
 from .handlers import HANDLERS
 from .queue import Fail, Retry
 
 log = logging.getLogger("codeyard.jobs")
+
+
+def _again(job) -> str:
+    """The outcome of a retry: `retried`, or `failed` when it was the job's last attempt (queue.retry)."""
+    return "failed" if job.attempts >= job.max_attempts else "retried"
 
 RECOVER_PUSHES_EVERY = 5.0  # seconds between looks for pushes a dead server left unrecorded
 
@@ -170,19 +176,23 @@ class Worker:
     def run(self, job) -> None:
         """Run a claimed job's handler and record the outcome: finished, retried later, or failed."""
         handler = self.handlers.get(job.kind)
+        kind = job.kind if handler is not None else "unknown"  # a bounded label
+        started = time.perf_counter()
         try:
             if handler is None:
                 raise Fail(f"unknown job kind {job.kind!r}")
             result = handler(self.rt, job)
         except Retry as outcome:
-            kept = queue.retry(self.rt.db, job, outcome.reason, self.backoff)
+            ended, kept = _again(job), queue.retry(self.rt.db, job, outcome.reason, self.backoff)
         except Fail as outcome:
-            kept = queue.fail(self.rt.db, job, outcome.reason)
+            ended, kept = "failed", queue.fail(self.rt.db, job, outcome.reason)
         except Exception as error:
             log.exception("job %s (%s) failed", job.id, job.kind)
-            kept = queue.retry(self.rt.db, job, f"{type(error).__name__}: {error}", self.backoff)
+            ended, kept = _again(job), queue.retry(self.rt.db, job, f"{type(error).__name__}: {error}", self.backoff)
         else:
-            kept = True if result is queue.FINISHED else queue.finish(self.rt.db, job)
+            ended, kept = "finished", True if result is queue.FINISHED else queue.finish(self.rt.db, job)
+        metrics.JOB_SECONDS.labels(kind).observe(time.perf_counter() - started)
+        metrics.JOBS.labels(kind, ended).inc()
         if not kept:
             log.warning("job %s (%s) outlived its lease; another worker owns it now", job.id, job.kind)
 

@@ -23,6 +23,7 @@ import orjson
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from .. import metrics
 from ..db.models import ApplicationSetting, Event, HookDelivery, ProjectHook, utcnow
 from ..db.queries import counted_page
 from ..errors import RecordNotFound
@@ -113,6 +114,7 @@ def deliver(rt, job):
     headers = request_headers(data["event"], data["delivery"], body, token, authorization)
     outcome = outbound.post(url, body, headers, verify=verify, allow_local=allow_local)
     disabled = record(rt, job, url, headers, outcome)
+    metrics.WEBHOOK_DELIVERIES.labels(_outcome_label(outcome)).inc()
     if outcome.ok:
         return queue.FINISHED
     reason = outcome.error or f"the receiver answered {outcome.status}"
@@ -120,6 +122,14 @@ def deliver(rt, job):
     if retried and not outcome.refused and not disabled:
         raise queue.Retry(reason)
     raise queue.Fail(reason)
+
+
+def _outcome_label(outcome: outbound.Outcome) -> str:
+    if outcome.ok:
+        return "delivered"
+    if outcome.refused:
+        return "blocked"  # a local address, not allowed
+    return "unreachable" if outcome.status is None else "rejected"
 
 
 def request_headers(event: str, delivery: str, body: bytes, token: str | None, authorization: str | None) -> dict:
