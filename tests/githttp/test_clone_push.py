@@ -424,3 +424,25 @@ def test_blocked_user_counts_as_anonymous(git, live, alice, users, projects):
     git.commit(work, "b.txt", "b\n", "by a blocked user")
     refused = git.run("push", repo_url(live, public, blocked), "HEAD:refs/heads/b", cwd=work, check=False)
     assert refused.returncode != 0
+
+
+@pytest.mark.both_backends
+def test_group_memberships_and_visibility_decide_git_access(git, live, alice, users, projects):
+    """Rights through a group (the read path's group level) and an internal project's signed-in
+    readers; the project is named in another case than it was created with."""
+    team = projects.group(alice, "team", visibility=10)
+    project = projects.create(alice, group=team, name="demo")
+    push_master(git, live, project, alice)
+    reporter, guest, outsider = users.create("reporter"), users.create("guest"), users.create("outsider")
+    projects.add_group_member(team, reporter, REPORTER)
+    projects.add_group_member(team, guest, GUEST)
+
+    def refs_status(user, path="TEAM/Demo"):
+        auth = (user.username, user.token) if user is not None else None
+        return httpx.get(f"{live.base_url}/{path}.git/info/refs", params={"service": "git-upload-pack"}, auth=auth).status_code
+
+    assert (refs_status(reporter), refs_status(guest), refs_status(outsider), refs_status(None)) == (200, 403, 404, 401)
+    git.clone(repo_url(live, project, reporter), "via-group")
+    internal = projects.create(alice, group=team, name="shared", visibility=10)
+    push_master(git, live, internal, alice, name="shared-work")
+    assert (refs_status(outsider, "team/shared"), refs_status(None, "team/shared")) == (200, 401)

@@ -33,12 +33,11 @@ from sqlalchemy import select
 from .. import datadir, githooks, metrics
 from ..api.context import Ctx
 from ..api.registry import WEB
-from ..db.models import Project, ProtectedBranch
+from ..db.models import ProtectedBranch
 from ..errors import BadRequest, CodeyardError, Forbidden, NotFound, RepositoryUnavailable, Unauthorized
 from ..git import storage
 from ..policies import projects as policy
-from ..services import access as access_service
-from ..services import projects, push_journal
+from ..services import project_reads, push_journal
 from .credentials import BadCredentials, BuildCredential, user_for
 
 log = logging.getLogger("codeyard.githttp")
@@ -122,7 +121,7 @@ async def serve(ctx: Ctx, receive, send, service: str, suffix: str) -> None:
     except BadCredentials:
         raise GitUnauthorized() from None
     ctx.actor = user  # for the access log
-    grant = authorize(ctx, user, service)
+    grant = await authorize(ctx, user, service)
     env = cgi_environment(ctx, user, grant, service, suffix)
     if ctx.method != "POST":
         await run_backend(ctx, receive, send, env, finish_once_received=False)
@@ -159,32 +158,31 @@ async def push(ctx: Ctx, receive, send, env: dict[str, str], grant: Grant, user)
 class Grant:
     """What the request may do, decided before git starts."""
 
-    def __init__(self, project: Project, access: policy.Access, protected: dict):
-        self.project_id = project.id
+    def __init__(self, project_id: int, access: policy.Access, protected: dict):
+        self.project_id = project_id
         self.access = access
         self.protected = protected
 
 
-def authorize(ctx: Ctx, user, service: str) -> Grant:
+async def authorize(ctx: Ctx, user, service: str) -> Grant:
     """Public projects: anyone reads; internal: signed-in users; private: reporters and up. Pushing
     needs developer rights. Anonymous callers are asked for credentials (401) rather than told that a
-    project is missing or private; signed-in callers get 404 for what they cannot see."""
+    project is missing or private; signed-in callers get 404 for what they cannot see.
+
+    The project and the caller's memberships come from the API guards' read path (one prebuilt
+    statement, awaited on the loop); only a push opens a session, for its protected branches."""
     need = policy.PUSH_CODE if service == RECEIVE else policy.DOWNLOAD_CODE
-    with ctx.rt.db.session(write=False) as session:
-        project = projects.find(session, f"{ctx.path_params['namespace']}/{_project_path(ctx)}")
-        access = _access(session, user, project)
-        if not access.can(policy.READ_PROJECT):
-            raise GitUnauthorized() if user is None else NotFound("Project")
-        if not access.can(need):
-            if user is None:
-                raise GitUnauthorized()
-            verb = "push code to" if service == RECEIVE else "download code from"
-            raise Forbidden(f"You are not allowed to {verb} this project")
-        protected = {}
-        if service == RECEIVE:
-            rows = session.scalars(select(ProtectedBranch).where(ProtectedBranch.project_id == project.id))
-            protected = {row.name: {"developers_can_push": row.developers_can_push} for row in rows}
-        grant = Grant(project, access, protected)
+    member = user if not isinstance(user, BuildCredential) else None
+    row = await project_reads.find_awaited(ctx.rt.db, f"{ctx.path_params['namespace']}/{_project_path(ctx)}", member)
+    access = _access(user, row)
+    if not access.can(policy.READ_PROJECT):
+        raise GitUnauthorized() if user is None else NotFound("Project")
+    if not access.can(need):
+        if user is None:
+            raise GitUnauthorized()
+        verb = "push code to" if service == RECEIVE else "download code from"
+        raise Forbidden(f"You are not allowed to {verb} this project")
+    grant = Grant(row.id, access, _protected_branches(ctx, row.id) if service == RECEIVE else {})
     path = storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id)
     if not (path / "HEAD").exists():
         log.error("repository of project %s is missing at %s", grant.project_id, path)
@@ -192,16 +190,23 @@ def authorize(ctx: Ctx, user, service: str) -> Grant:
     return grant
 
 
+def _protected_branches(ctx: Ctx, project_id: int) -> dict:
+    with ctx.rt.db.session(write=False) as session:
+        rows = session.scalars(select(ProtectedBranch).where(ProtectedBranch.project_id == project_id))
+        return {row.name: {"developers_can_push": row.developers_can_push} for row in rows}
+
+
 BUILD_ACCESS = policy.Access(frozenset({policy.READ_PROJECT, policy.DOWNLOAD_CODE}))
 
 
-def _access(session, user, project) -> policy.Access:
-    """The caller's access; a running build's token reads its own project's code and nothing else."""
-    if project is None:
+def _access(user, row) -> policy.Access:
+    """The caller's access to the project of ROW (a `project_reads` row, or None); a running
+    build's token reads its own project's code and nothing else."""
+    if row is None:
         return policy.NO_ACCESS
     if isinstance(user, BuildCredential):
-        return BUILD_ACCESS if user.project_id == project.id else policy.NO_ACCESS
-    return access_service.access(session, user, project)
+        return BUILD_ACCESS if user.project_id == row.id else policy.NO_ACCESS
+    return project_reads.access(user, row)
 
 
 def hooks_dir(ctx: Ctx) -> Path:
