@@ -49,8 +49,7 @@ def serve(host: str | None, port: int | None, data_dir: str | None, workers: int
         raise click.UsageError(str(error)) from None
     _prepare(config)
     _count_across_processes(config)
-    _announce_root(config)
-    _recover_pushes(config)
+    _start_up(config)
     os.environ.update(config_module.to_env(config))
     processes = "process" if config.workers == 1 else "processes"
     click.echo(f"codeyard listening on http://{config.host}:{config.port} (external URL {config.base_url}), {config.workers} {processes}")
@@ -128,16 +127,25 @@ def _serve(config: config_module.Config, workers: int) -> None:
     )
 
 
-def _announce_root(config: config_module.Config) -> None:
+def _start_up(config: config_module.Config) -> None:
+    """What runs once before serving, on one runtime: the admin on the first start, then the pushes
+    a previous server left unrecorded."""
     from .runtime import Runtime
-    from .services.bootstrap import ensure_root
 
     runtime = Runtime(config)
     try:
-        with runtime.db.transaction() as session:
-            created = ensure_root(session, runtime.passwords, config.root_password, config.root_token)
+        _announce_root(runtime)
+        _recover_pushes(runtime)
     finally:
         runtime.close()
+
+
+def _announce_root(runtime) -> None:
+    from .services.bootstrap import ensure_root
+
+    config = runtime.config
+    with runtime.db.transaction() as session:
+        created = ensure_root(session, runtime.passwords, config.root_password, config.root_token)
     if created is None:
         click.echo("Admin login: root (its token is shown only when created; `codeyard admin token root` issues a new one)")
         return
@@ -148,17 +156,12 @@ def _announce_root(config: config_module.Config) -> None:
     click.echo("These are shown once; keep them.")
 
 
-def _recover_pushes(config: config_module.Config) -> None:
+def _recover_pushes(runtime) -> None:
     """Record the pushes a previous server moved refs for but died before recording
     (services/push_journal.py); before serving, so that they come first."""
-    from .runtime import Runtime
     from .services import push_journal
 
-    runtime = Runtime(config)
-    try:
-        recorded = push_journal.recover(runtime)
-    finally:
-        runtime.close()
+    recorded = push_journal.recover(runtime)
     if recorded:
         click.echo(f"Recorded {recorded} push(es) a previous server had left unrecorded.")
 
