@@ -160,6 +160,7 @@ class Overview:
     last_commit: repo.CommitInfo | None = None
     entries: tuple[repo.TreeEntry, ...] = ()
     readme: tuple[str, bytes | None] | None = None  # (name, content; None when too big to show)
+    readme_id: str | None = None  # the README's blob id: what its rendering is kept by
 
 
 def default_tip(rt, project: ProjectRef) -> str | None:
@@ -177,13 +178,14 @@ def overview(rt, project: ProjectRef, tip: str | None) -> Overview:
     with reading(project.id, "Repository"):
         last = repo.commit(path, tip)
         entries = repo.tree(path, tip)
-        readme = None
+        readme = readme_id = None
         by_name = {entry.name.lower(): entry for entry in entries if entry.type == "blob"}
         name = next((candidate for candidate in README_NAMES if candidate in by_name), None)
         if name is not None:
             found = content.file_at(path, tip, by_name[name].path)
             readme = (by_name[name].name, None if found.streamed else content.read(found))
-    return Overview(False, last, tuple(entries), readme)
+            readme_id = by_name[name].id
+    return Overview(False, last, tuple(entries), readme, readme_id)
 
 
 def branches(rt, project: ProjectRef, offset: int, limit: int) -> tuple[int, list[tuple[str, repo.CommitInfo]]]:

@@ -67,14 +67,10 @@ def _overview(rt, project):
     if (kept := _overviews.get(key)) is not None:
         return kept
     overview = repository.overview(rt, project, tip)
-    shown = overview, _readme(_blob_id(overview), *overview.readme) if overview.readme else None
+    shown = overview, _readme(overview.readme_id, *overview.readme) if overview.readme else None
     if overview.readme is None or (overview.readme[1] is not None and len(overview.readme[1]) <= MEMO_BYTES):
         _overviews.put(key, shown)
     return shown
-
-
-def _blob_id(overview) -> str:
-    return next(entry.id for entry in overview.entries if entry.name == overview.readme[0])
 
 
 @page(PROJECT)
