@@ -84,7 +84,7 @@ class RequestTally:
 
     def add(self, route: str, method: str, status: int, seconds: float) -> None:
         bucket = bisect.bisect_left(REQUEST_BOUNDS, seconds)
-        key = (route, method if method in METHODS else "OTHER", status)  # bounded keys, as the labels
+        key = (route, method_label(method), status)  # bounded keys, as the labels
         with self._lock:
             entry = self._pending.get(key)
             if entry is None:
