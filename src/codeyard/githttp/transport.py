@@ -30,12 +30,9 @@ import time
 import zlib
 from pathlib import Path
 
-from sqlalchemy import select
-
 from .. import datadir, githooks, metrics
 from ..api.context import Ctx
 from ..api.registry import WEB
-from ..db.models import ProtectedBranch
 from ..errors import (
     BadRequest,
     CodeyardError,
@@ -47,7 +44,7 @@ from ..errors import (
 )
 from ..git import storage
 from ..policies import projects as policy
-from ..services import project_reads, push_journal
+from ..services import branches, project_reads, push_journal
 from .credentials import BadCredentials, BuildCredential, user_for
 
 log = logging.getLogger("codeyard.githttp")
@@ -133,25 +130,28 @@ async def serve(ctx: Ctx, receive, send, service: str) -> None:
     ctx.actor = user  # for the access log
     grant = await authorize(ctx, user, service)
     repository = storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id)
-    env = git_environment(ctx, user, grant, service)
     if ctx.method != "POST":
-        await run_service(ctx, receive, send, service, repository, env, advertise=True)
+        await run_service(ctx, receive, send, service, repository, git_environment(ctx, user), advertise=True)
         return
     check_request_type(ctx, service)
     started, outcome = time.perf_counter(), "error"
     try:
         if service == UPLOAD:
-            succeeded = await run_service(ctx, receive, send, service, repository, env) == 0
+            succeeded = await run_service(ctx, receive, send, service, repository, git_environment(ctx, user)) == 0
         else:
-            succeeded = await push(ctx, receive, send, repository, env, grant, user)
+            succeeded = await push(ctx, receive, send, repository, grant, user)
         if succeeded:
             outcome = "ok"
     finally:
         metrics.GIT_SECONDS.labels(service.removeprefix("git-"), outcome).observe(time.perf_counter() - started)
 
 
-async def push(ctx: Ctx, receive, send, repository: Path, env: dict[str, str], grant: Grant, user) -> bool:
-    """A push, journaled (services/push_journal); whether git succeeded."""
+async def push(ctx: Ctx, receive, send, repository: Path, grant: Grant, user) -> bool:
+    """A push, journaled (services/push_journal), its rules those of the project's protected
+    branches now; whether git succeeded."""
+    protected = await branches.read_protections(ctx.rt.db, grant.project_id)
+    flags = {name: {"developers_can_push": row.developers_can_push} for name, row in protected.items()}
+    env = git_environment(ctx, user, githooks.push_rules(grant.access.abilities, flags))
     journal = await asyncio.to_thread(push_journal.Journal.create, ctx.rt.config, grant.project_id, user.id)
     env["CODEYARD_PUSH_JOURNAL"] = str(journal.path)
     recording = []
@@ -170,10 +170,9 @@ async def push(ctx: Ctx, receive, send, repository: Path, env: dict[str, str], g
 class Grant:
     """What the request may do, decided before git starts."""
 
-    def __init__(self, project_id: int, access: policy.Access, protected: dict):
+    def __init__(self, project_id: int, access: policy.Access):
         self.project_id = project_id
         self.access = access
-        self.protected = protected
 
 
 async def authorize(ctx: Ctx, user, service: str) -> Grant:
@@ -182,7 +181,7 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
     project is missing or private; signed-in callers get 404 for what they cannot see.
 
     The project and the caller's memberships come from the API guards' read path (one prebuilt
-    statement, awaited on the loop); only a push opens a session, for its protected branches."""
+    statement, awaited on the loop)."""
     need = policy.PUSH_CODE if service == RECEIVE else policy.DOWNLOAD_CODE
     member = user if not isinstance(user, BuildCredential) else None
     row = await project_reads.find_awaited(ctx.rt.db, f"{ctx.path_params['namespace']}/{_project_path(ctx)}", member)
@@ -194,18 +193,12 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
             raise GitUnauthorized()
         verb = "push code to" if service == RECEIVE else "download code from"
         raise Forbidden(f"You are not allowed to {verb} this project")
-    grant = Grant(row.id, access, _protected_branches(ctx, row.id) if service == RECEIVE else {})
+    grant = Grant(row.id, access)
     path = storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id)
     if not (path / "HEAD").exists():
         log.error("repository of project %s is missing at %s", grant.project_id, path)
         raise RepositoryUnavailable()
     return grant
-
-
-def _protected_branches(ctx: Ctx, project_id: int) -> dict:
-    with ctx.rt.db.session(write=False) as session:
-        rows = session.scalars(select(ProtectedBranch).where(ProtectedBranch.project_id == project_id))
-        return {row.name: {"developers_can_push": row.developers_can_push} for row in rows}
 
 
 BUILD_ACCESS = policy.Access(frozenset({policy.READ_PROJECT, policy.DOWNLOAD_CODE}))
@@ -249,13 +242,13 @@ NO_CACHE = [(b"expires", b"Fri, 01 Jan 1980 00:00:00 GMT"), (b"pragma", b"no-cac
             (b"cache-control", b"no-cache, max-age=0, must-revalidate")]  # as git http-backend sends
 
 
-def git_environment(ctx: Ctx, user, grant: Grant, service: str) -> dict[str, str]:
-    """The environment of the git service: the caller's protocol version and, for a push, codeyard's
-    hooks with the rights decided here."""
+def git_environment(ctx: Ctx, user, push_rules: str | None = None) -> dict[str, str]:
+    """The environment of the git service: the caller's protocol version and, for a push
+    (PUSH_RULES, see `githooks.push_rules`), codeyard's hooks with the rights decided here."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     if ctx.header("git-protocol"):
         env["GIT_PROTOCOL"] = ctx.header("git-protocol")
-    if service == RECEIVE:
+    if push_rules is not None:
         name = user.username if user is not None else "anonymous"
         address = (ctx.scope.get("client") or ("", 0))[0] or "unknown"
         env.update(
@@ -267,7 +260,7 @@ def git_environment(ctx: Ctx, user, grant: Grant, service: str) -> dict[str, str
             # receive-pack's own `gc --auto` would detach from the request; the server runs it instead.
             GIT_CONFIG_KEY_1="receive.autogc",
             GIT_CONFIG_VALUE_1="false",
-            CODEYARD_PUSH_RULES=githooks.push_rules(grant.access.abilities, grant.protected),
+            CODEYARD_PUSH_RULES=push_rules,
         )
     return env
 
@@ -415,7 +408,10 @@ async def after_push(ctx: Ctx, journal: push_journal.Journal, recording: list) -
 
 
 def collect_garbage(repository: Path, env: dict[str, str]) -> None:
-    """`git gc --auto` after a push, as a subprocess the server owns (not one detached by git)."""
+    """`git gc --auto` after a push, as a subprocess the server owns (not one detached by git),
+    when git's estimate could find work (`storage.may_need_gc`)."""
+    if not storage.may_need_gc(repository):
+        return
 
     async def run() -> None:
         process = await asyncio.create_subprocess_exec(
