@@ -4,8 +4,10 @@ and with one process.
 Builds a repository of COMMITS commits (git fast-import), pushes it and then one more commit to
 codeyard's project `bench/big`. Then, for SECONDS, all at once on the same cores:
 - wrk reads `GET /api/v3/projects/1` over 16 keep-alive connections;
-- 4 clients fetch in a loop, each fetch exactly one new commit (a fresh client borrowing the
-  repository's objects by alternates, master at the commit before the tip; see git_fetch.py);
+- 4 clients fetch in a loop, each from a clone of its own that it keeps, every branch: what the
+  pushers pushed since its last fetch, or nothing new (`--fresh-clients`: instead each fetch is of
+  exactly one new commit, by a fresh client borrowing the repository's objects by alternates with
+  master at the commit before the tip, as in git_fetch.py; its set-up is the client's work too);
 - 2 clients push in a loop, each push one new commit on a branch of its own.
 Prints API req/s, fetches/s, pushes/s and errors (wrk's non-2xx answers and socket errors, failed
 git commands) for the server as shipped (`codeyard serve`, one process per core) and with one
@@ -13,7 +15,8 @@ process (`--workers 1`), side by side; the shapes alternate, one server running 
 rounds each. The baseline from the same run is each figure on the one-process server (ratio).
 Goals (issue 31, as shipped): >= 2,000 API req/s, >= 40 fetches/s, >= 8 pushes/s, no error.
 
-    .venv/bin/python bench/mixed_load.py [--seconds 20] [--rounds 2] [--commits 1000] [--servers both|shipped|one]
+    .venv/bin/python bench/mixed_load.py [--seconds 20] [--rounds 2] [--commits 1000] [--fresh-clients]
+                                         [--servers both|shipped|one]
 """
 
 from __future__ import annotations
@@ -87,13 +90,14 @@ def wrk_run(wrk: str, url: str, token: str, seconds: int) -> dict:
             "errors": (int(non_2xx.group(1)) if non_2xx else 0) + (sum(map(int, sockets.groups())) if sockets else 0)}  # fmt: skip
 
 
-def mixed_round(wrk: str, base: str, token: str, tmp: Path, repositories: dict, seconds: int, env: dict) -> dict:
+def mixed_round(wrk: str, base: str, token: str, tmp: Path, repositories: dict, seconds: int, env: dict,
+                fresh_clients: bool) -> dict:
     """One round of SECONDS of the mixed load on the server at BASE."""
     remote = base.replace("http://", f"http://bench:{token}@") + "/bench/big.git"
     serial = iter(range(10**9))
     lock = threading.Lock()
 
-    def fetch(_number: int) -> None:
+    def fetch_fresh(_number: int) -> None:
         with lock:
             client = tmp / f"fetch-{next(serial)}"
         fresh_client(client, repositories["base"], repositories["parent"], env)
@@ -101,6 +105,14 @@ def mixed_round(wrk: str, base: str, token: str, tmp: Path, repositories: dict, 
             git("fetch", "-q", remote, "+refs/heads/master:refs/heads/master", cwd=client, env=env)
         finally:
             shutil.rmtree(client)
+
+    def fetcher(number: int):
+        clone = repositories["fetchers"][number]
+
+        def fetch(_number: int) -> None:
+            git("fetch", "-q", remote, "+refs/heads/*:refs/heads/*", cwd=clone, env=env)
+
+        return fetch
 
     def pusher(branch: str):
         def push(number: int) -> None:
@@ -111,7 +123,7 @@ def mixed_round(wrk: str, base: str, token: str, tmp: Path, repositories: dict, 
         return push
 
     deadline = time.monotonic() + seconds
-    loops = {"fetch": [Loop(fetch, deadline) for _ in range(FETCHERS)],
+    loops = {"fetch": [Loop(fetch_fresh if fresh_clients else fetcher(n), deadline) for n in range(FETCHERS)],
              "push": [Loop(pusher(f"pusher-{n}"), deadline) for n in range(PUSHERS)]}  # fmt: skip
     for loop in (*loops["fetch"], *loops["push"]):
         loop.start()
@@ -131,6 +143,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--commits", type=int, default=1000)
+    parser.add_argument("--fresh-clients", action="store_true", help="each fetch by a fresh client, of one new commit")
     add_shape_option(parser)
     args = parser.parse_args()
     shapes = chosen_shapes(args)
@@ -146,7 +159,9 @@ def main() -> None:
         parent = git("rev-parse", "master", cwd=source, env=git_env).strip()
         git("fast-import", "--quiet", cwd=source, env=git_env, input=fast_import_stream(1, start=args.commits, parent=parent))
         token = seed_one_project(env)
-        repositories = {"base": base, "parent": parent, "pushed": {}}
+        repositories = {"base": base, "parent": parent, "pushed": {}, "fetchers": {}}
+        for n in range(FETCHERS):
+            repositories["fetchers"][n] = fresh_client(tmp / f"fetcher-{n}", base, parent, git_env)
         for n in range(PUSHERS):
             branch = f"pusher-{n}"
             client = fresh_client(tmp / branch, base, parent, git_env)
@@ -160,12 +175,13 @@ def main() -> None:
                         git("push", "-q", server.base.replace("http://", f"http://bench:{token}@") + "/bench/big.git",
                             "master", cwd=source, env=git_env)  # fmt: skip
                     print(f"round {number + 1}, {shape}: {args.seconds} s of mixed load ...", flush=True)
-                    run = mixed_round(wrk, server.base, token, tmp, repositories, args.seconds, git_env)
+                    run = mixed_round(wrk, server.base, token, tmp, repositories, args.seconds, git_env, args.fresh_clients)
                     print(f"  API {run['api_rps']:.0f} req/s, {run['fetch_ps']:.1f} fetches/s, {run['push_ps']:.1f} pushes/s, "
                           f"{run['errors']} errors", flush=True)  # fmt: skip
                     results[shape].append(run)
 
-    figures = {"api_rps": "API req/s (wrk -c16, GET /projects/:id)", "fetch_ps": f"fetches/s ({FETCHERS} clients)",
+    fetches = "fresh clients, one new commit each" if args.fresh_clients else "kept clones, every branch"
+    figures = {"api_rps": "API req/s (wrk -c16, GET /projects/:id)", "fetch_ps": f"fetches/s ({FETCHERS} {fetches})",
                "push_ps": f"pushes/s ({PUSHERS} clients)"}  # fmt: skip
     print(f"\nmixed load, {args.seconds} s a round, best of {args.rounds} rounds; machine shared with other work")
     print(f"{'':44s}" + "".join(f" {shape:>14s}" for shape in shapes) + (f" {'ratio':>7s}" if len(shapes) > 1 else ""))

@@ -1,7 +1,7 @@
 """Where a push's time goes: one-commit pushes over HTTP, broken down by process and step.
 
 Runs `codeyard serve --workers 1` in a wrapper that times the server's steps of a push (the
-credentials, the access decision, the journal, `git http-backend`, the recording and each
+credentials, the access decision, the journal, the git service, the recording and each
 `post_push` step), and git's trace2 (written by the server's git only: its HOME names an event
 directory) for git's processes: receive-pack, unpack-objects, and each hook (pre-receive,
 reference-transaction). Then PUSHES pushes of one new commit each, and as git's own floor the
@@ -30,8 +30,6 @@ from common import PYTHON, ROOT, clean_git_env, codeyard_env, git, seed_one_proj
 SERVER = '''
 import asyncio, functools, json, os, sys, time
 from codeyard import cli
-from codeyard.githttp import transport
-from codeyard.services import push_journal, pushes
 
 OUT = open(os.environ["PUSH_COST_TIMINGS"], "a", buffering=1)
 
@@ -54,15 +52,24 @@ def timed(function, label):
     return functools.wraps(function)(wrapper)
 
 
-transport.serve = timed(transport.serve, lambda args: "server: " + ("POST" if args[4] == args[3] else "GET info/refs"))
-transport.user_for = timed(transport.user_for, lambda args: "server: credentials")
-transport.authorize = timed(transport.authorize, lambda args: "server: access decision")
-transport.run_backend = timed(transport.run_backend, lambda args: "server: git http-backend")
-transport.after_push = timed(transport.after_push, lambda args: "server: recording awaited")
-push_journal.Journal.create = staticmethod(timed(push_journal.Journal.create, lambda args: "server: journal created"))
-push_journal.record_journal = timed(push_journal.record_journal, lambda args: "server: record_journal")
-pushes.post_push = timed(pushes.post_push, lambda args: "server: post_push")
-pushes.STEPS = tuple(timed(step, lambda args, name=step.__name__: "post_push: " + name) for step in pushes.STEPS)
+def time_the_steps():
+    # After `serve` has chosen the metrics directory: prometheus_client must not be imported before.
+    from codeyard.githttp import transport
+    from codeyard.services import push_journal, pushes
+
+    transport.serve = timed(transport.serve, lambda args: "server: " + ("POST" if args[0].method == "POST" else "GET info/refs"))
+    transport.user_for = timed(transport.user_for, lambda args: "server: credentials")
+    transport.authorize = timed(transport.authorize, lambda args: "server: access decision")
+    transport.run_service = timed(transport.run_service, lambda args: "server: git " + args[3].removeprefix("git-"))
+    transport.after_push = timed(transport.after_push, lambda args: "server: recording awaited")
+    push_journal.Journal.create = staticmethod(timed(push_journal.Journal.create, lambda args: "server: journal created"))
+    push_journal.record_journal = timed(push_journal.record_journal, lambda args: "server: record_journal")
+    pushes.post_push = timed(pushes.post_push, lambda args: "server: post_push")
+    pushes.STEPS = tuple(timed(step, lambda args, name=step.__name__: "post_push: " + name) for step in pushes.STEPS)
+
+
+count_across_processes = cli._count_across_processes
+cli._count_across_processes = lambda config: (count_across_processes(config), time_the_steps())
 sys.argv = ["codeyard", "serve", "--workers", "1"]
 cli.main()
 '''
@@ -151,16 +158,13 @@ def report(args, client: list[tuple[float, float]], floor: list[float], timings:
 
 def trace_spans(path: Path):
     """(label, wall-clock start, seconds) of one git process's trace2 file: the process itself (by
-    git's command name) and its hooks. `git http-backend` execs git-http-backend, whose own trace is
-    left out (its time is the first's)."""
+    git's command name) and its hooks."""
     events = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     started = name = None
     children = {}
     for event in events:
         kind = event.get("event")
         if kind == "start":
-            if event.get("argv", [""])[0].endswith("/git-http-backend"):
-                return
             started = _time(event["time"])
         elif kind == "cmd_name":
             name = event["name"]

@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from starlette.responses import Response
 
 from . import config as config_module
-from . import datadir, metrics
+from . import datadir, httpserver, metrics
 from .api import auth
 from .api.bodies import read_body
 from .api.context import Ctx
@@ -54,6 +54,7 @@ class CodeyardApp:
             if message["type"] == "lifespan.startup":
                 if self.owns_runtime:
                     self.rt.db.start_checkpointer()
+                    httpserver.watch_children_by_pidfd()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 metrics.requests.flush()

@@ -267,6 +267,67 @@ def test_gzip_request_body(git, live, alice, projects):
     assert b"PACK" in response.content
 
 
+def test_advertisement_framing_by_protocol_version(git, live, alice, projects):
+    """Protocol v0 and v1 advertisements start with the service line and a flush, v2 without;
+    every git answer says it must not be cached."""
+    project = projects.create(alice, name="demo")
+    _, sha = push_master(git, live, project, alice)
+    url = f"{live.base_url}/{project.path_with_namespace}.git/info/refs"
+    for service in ("git-upload-pack", "git-receive-pack"):
+        response = httpx.get(url, params={"service": service}, auth=(alice.username, alice.token))
+        assert response.status_code == 200
+        assert response.headers["content-type"] == f"application/x-{service}-advertisement"
+        assert response.headers["cache-control"] == "no-cache, max-age=0, must-revalidate"
+        line = f"# service={service}\n"
+        assert response.content.startswith(f"{len(line) + 4:04x}{line}0000".encode())
+        assert sha.encode() in response.content
+    v2 = httpx.get(url, params={"service": "git-upload-pack"}, headers={"Git-Protocol": "version=2"},
+                   auth=(alice.username, alice.token))  # fmt: skip
+    assert v2.content.startswith(b"000eversion 2\n")
+
+
+@pytest.mark.parametrize("version", ["0", "1"])
+def test_clone_and_push_under_older_protocols(git, live, alice, projects, version):
+    project = projects.create(alice, name="demo")
+    work, _ = push_master(git, live, project, alice)
+    clone = git.root / f"v{version}"
+    git.run("-c", f"protocol.version={version}", "clone", repo_url(live, project, alice), str(clone))
+    sha = git.commit(clone, "NEXT.md", "next\n", "second commit")
+    git.run("-c", f"protocol.version={version}", "push", "origin", "master", cwd=clone)
+    git.run("-c", f"protocol.version={version}", "pull", "-q", repo_url(live, project, alice), "master", cwd=work)
+    assert git.run("rev-parse", "HEAD", cwd=work).stdout.strip() == sha
+
+
+@pytest.mark.parametrize("service", ["git-upload-pack", "git-receive-pack"])
+def test_a_request_of_another_content_type_is_refused(git, live, rt, alice, projects, service):
+    project = projects.create(alice, name="demo")
+    _, sha = push_master(git, live, project, alice)
+    response = httpx.post(f"{live.base_url}/{project.path_with_namespace}.git/{service}",
+                          content=f"0032want {sha}\n00000009done\n".encode(), headers={"Content-Type": "text/plain"},
+                          auth=(alice.username, alice.token))  # fmt: skip
+    assert response.status_code == 415
+    assert f"Expected POST with Content-Type 'application/x-{service}-request'" in response.text
+    assert git.run("ls-remote", repo_url(live, project, alice)).stdout.split()[0] == sha
+
+
+def test_a_body_that_does_not_inflate_stops_only_its_request(git, live, rt, alice, projects):
+    project = projects.create(alice, name="demo")
+    _, sha = push_master(git, live, project, alice)
+    url = f"{live.base_url}/{project.path_with_namespace}.git/git-upload-pack"
+    headers = {"Content-Type": "application/x-git-upload-pack-request", "Content-Encoding": "gzip"}
+    broken = gzip.compress(f"0032want {sha}\n00000009done\n".encode())[:12] + b"not deflate data" * 64
+    response = httpx.post(url, content=broken, headers=headers, auth=(alice.username, alice.token))
+    assert b"PACK" not in response.content
+    valid = httpx.post(url, content=gzip.compress(f"0032want {sha}\n00000009done\n".encode()), headers=headers,
+                       auth=(alice.username, alice.token))  # fmt: skip
+    assert b"PACK" in valid.content
+    repository = storage.repository_path(rt.config.repositories_dir, project.id)
+    deadline = time.monotonic() + 5
+    while _git_processes(repository) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _git_processes(repository) == 0
+
+
 def test_dumb_protocol_is_refused(live, alice, projects):
     project = projects.create(alice, name="demo", visibility=20)
     response = httpx.get(f"{live.base_url}/{project.path_with_namespace}.git/info/refs")

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
+import textwrap
 
 import pytest
 from uvicorn.config import Config
@@ -116,3 +119,26 @@ def test_unix_sockets_and_transports_without_one_are_left_alone():
     with left, right:
         httpserver.no_delay(SocketTransport(left))
     httpserver.no_delay(FakeTransport())
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12 and later wait on pidfds by themselves")
+def test_a_server_process_waits_for_git_without_a_thread_per_child():
+    """In a fresh interpreter (the watcher is the process's): with the pidfd watcher, a child that
+    runs adds no thread; without it, asyncio's default watcher starts one."""
+    program = textwrap.dedent("""
+        import asyncio, sys, threading
+        from codeyard import httpserver
+
+        async def threads_while_a_child_runs(watch):
+            if watch:
+                httpserver.watch_children_by_pidfd()
+            process = await asyncio.create_subprocess_exec("sleep", "0.3")
+            count = threading.active_count()
+            assert await process.wait() == 0
+            return count
+
+        print(asyncio.run(threads_while_a_child_runs(sys.argv[1] == "1")))
+    """)
+    counts = {watch: int(subprocess.run([sys.executable, "-c", program, watch], check=True, capture_output=True,
+                                        text=True).stdout) for watch in ("0", "1")}  # fmt: skip
+    assert counts == {"0": 2, "1": 1}

@@ -7,6 +7,9 @@ rename can neither half-fail nor race a push (see docs/DECISIONS.md).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -51,3 +54,30 @@ def _configure(path: Path) -> None:
     # Check every object a push brings; keep reflogs so an overwritten branch can be recovered.
     config["receive.fsckObjects"] = True
     config["core.logAllRefUpdates"] = True
+
+
+# git's defaults of gc.auto and gc.autoPackLimit; codeyard sets neither.
+GC_AUTO, GC_AUTO_PACK_LIMIT = 6700, 50
+LOOSE_NAME = re.compile(r"[0-9a-f]{38}")
+
+
+def may_need_gc(path: Path) -> bool:
+    """Whether `git gc --auto` could find work in the repository at PATH, by git's own estimate
+    (`need_to_gc` in builtin/gc.c, with the default limits): more than gc.auto/256 loose objects in
+    `objects/17`, or gc.autoPackLimit packs without a `.keep`. Asking here first spares starting git
+    after every push (a process, and more CPU than these two directory reads) when it would do
+    nothing. An installation that lowers those limits in its git configuration gets its
+    collections only at the default thresholds."""
+    loose = 0
+    with contextlib.suppress(FileNotFoundError), os.scandir(path / "objects" / "17") as entries:
+        for entry in entries:
+            if LOOSE_NAME.fullmatch(entry.name):
+                loose += 1
+                if loose > -(-GC_AUTO // 256):
+                    return True
+    try:
+        names = set(os.listdir(path / "objects" / "pack"))
+    except FileNotFoundError:
+        return False
+    packs = [name for name in names if name.endswith(".pack") and name[: -len(".pack")] + ".keep" not in names]
+    return len(packs) >= GC_AUTO_PACK_LIMIT

@@ -1,10 +1,11 @@
 """Smart HTTP: `/<namespace>/<project>[.git]/info/refs`, `git-upload-pack`, `git-receive-pack`.
 
 codeyard decides who may do what (HTTP Basic credentials, the project policy); git itself speaks
-the protocol: each request runs `git http-backend` as a CGI program in a subprocess, with request
-and response bodies streamed through in chunks (never a whole pack in memory). That gives gzip
-request bodies, protocol v2 (`Git-Protocol` -> `GIT_PROTOCOL`) and the exact smart-HTTP framing
-from the git that is installed, instead of a second implementation of them.
+the protocol: each request runs `git upload-pack` or `git receive-pack` in stateless-RPC mode, with
+request and response bodies streamed through in chunks (never a whole pack in memory). What `git
+http-backend` would add is a few lines here: the content types, the `# service=` line of a v0
+advertisement, inflating gzip request bodies and passing `Git-Protocol` on as `GIT_PROTOCOL`;
+running the service directly saves a process start on every request of a fetch.
 
 Pushes run with codeyard's hooks (`codeyard.githooks`): pre-receive enforces branch protection with
 the rights computed here before git starts; reference-transaction appends the refs git moved to the
@@ -26,18 +27,24 @@ import secrets
 import signal
 import sys
 import time
+import zlib
 from pathlib import Path
-
-from sqlalchemy import select
 
 from .. import datadir, githooks, metrics
 from ..api.context import Ctx
 from ..api.registry import WEB
-from ..db.models import ProtectedBranch
-from ..errors import BadRequest, CodeyardError, Forbidden, NotFound, RepositoryUnavailable, Unauthorized
+from ..errors import (
+    BadRequest,
+    CodeyardError,
+    Forbidden,
+    NotFound,
+    RepositoryUnavailable,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 from ..git import storage
 from ..policies import projects as policy
-from ..services import project_reads, push_journal
+from ..services import branches, project_reads, push_journal
 from .credentials import BadCredentials, BuildCredential, user_for
 
 log = logging.getLogger("codeyard.githttp")
@@ -100,68 +107,72 @@ async def info_refs(ctx: Ctx, receive, send):
     service = ctx.query.get("service")
     if service not in (UPLOAD, RECEIVE):
         raise BadRequest("400 (Bad request) only the smart HTTP protocol is served (service=git-upload-pack|git-receive-pack)")
-    await serve(ctx, receive, send, service, "info/refs")
+    await serve(ctx, receive, send, service)
 
 
 @WEB.post("/:namespace/:project/git-upload-pack", kind="raw", auth="none", summary="git smart HTTP: fetch and clone")
 @text_errors
 async def upload_pack(ctx: Ctx, receive, send):
-    await serve(ctx, receive, send, UPLOAD, UPLOAD)
+    await serve(ctx, receive, send, UPLOAD)
 
 
 @WEB.post("/:namespace/:project/git-receive-pack", kind="raw", auth="none", summary="git smart HTTP: push")
 @text_errors
 async def receive_pack(ctx: Ctx, receive, send):
-    await serve(ctx, receive, send, RECEIVE, RECEIVE)
+    await serve(ctx, receive, send, RECEIVE)
 
 
-async def serve(ctx: Ctx, receive, send, service: str, suffix: str) -> None:
+async def serve(ctx: Ctx, receive, send, service: str) -> None:
     try:
         user = await user_for(ctx.rt, ctx.header("authorization"), ctx.client_address)
     except BadCredentials:
         raise GitUnauthorized() from None
     ctx.actor = user  # for the access log
     grant = await authorize(ctx, user, service)
-    env = cgi_environment(ctx, user, grant, service, suffix)
+    repository = storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id)
     if ctx.method != "POST":
-        await run_backend(ctx, receive, send, env, finish_once_received=False)
+        await run_service(ctx, receive, send, service, repository, git_environment(ctx, user), advertise=True)
         return
+    check_request_type(ctx, service)
     started, outcome = time.perf_counter(), "error"
     try:
-        if await (upload(ctx, receive, send, env) if service == UPLOAD else push(ctx, receive, send, env, grant, user)):
+        if service == UPLOAD:
+            succeeded = await run_service(ctx, receive, send, service, repository, git_environment(ctx, user)) == 0
+        else:
+            succeeded = await push(ctx, receive, send, repository, grant, user)
+        if succeeded:
             outcome = "ok"
     finally:
         metrics.GIT_SECONDS.labels(service.removeprefix("git-"), outcome).observe(time.perf_counter() - started)
 
 
-async def upload(ctx: Ctx, receive, send, env: dict[str, str]) -> bool:
-    """A fetch or clone; whether git succeeded."""
-    return await run_backend(ctx, receive, send, env, finish_once_received=False) == 0
-
-
-async def push(ctx: Ctx, receive, send, env: dict[str, str], grant: Grant, user) -> bool:
-    """A push, journaled (services/push_journal); whether git succeeded."""
+async def push(ctx: Ctx, receive, send, repository: Path, grant: Grant, user) -> bool:
+    """A push, journaled (services/push_journal), its rules those of the project's protected
+    branches now; whether git succeeded."""
+    protected = await branches.read_protections(ctx.rt.db, grant.project_id)
+    flags = {name: {"developers_can_push": row.developers_can_push} for name, row in protected.items()}
+    env = git_environment(ctx, user, githooks.push_rules(grant.access.abilities, flags))
     journal = await asyncio.to_thread(push_journal.Journal.create, ctx.rt.config, grant.project_id, user.id)
     env["CODEYARD_PUSH_JOURNAL"] = str(journal.path)
     recording = []
     try:
         after = lambda: after_push(ctx, journal, recording)  # noqa: E731
         # git inherits the journal's lock: a server that dies leaves it held until git has finished.
-        code = await run_backend(ctx, receive, send, env, finish_once_received=True, after=after, keep_fds=(journal.fd,))
+        code = await run_service(ctx, receive, send, RECEIVE, repository, env, finish_once_received=True, after=after,
+                                 keep_fds=(journal.fd,))  # fmt: skip
     finally:
         if not recording:
             journal.release()  # git may have moved refs: recovery records them
-    collect_garbage(storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id), env)
+    collect_garbage(repository, env)
     return code == 0
 
 
 class Grant:
     """What the request may do, decided before git starts."""
 
-    def __init__(self, project_id: int, access: policy.Access, protected: dict):
+    def __init__(self, project_id: int, access: policy.Access):
         self.project_id = project_id
         self.access = access
-        self.protected = protected
 
 
 async def authorize(ctx: Ctx, user, service: str) -> Grant:
@@ -170,7 +181,7 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
     project is missing or private; signed-in callers get 404 for what they cannot see.
 
     The project and the caller's memberships come from the API guards' read path (one prebuilt
-    statement, awaited on the loop); only a push opens a session, for its protected branches."""
+    statement, awaited on the loop)."""
     need = policy.PUSH_CODE if service == RECEIVE else policy.DOWNLOAD_CODE
     member = user if not isinstance(user, BuildCredential) else None
     row = await project_reads.find_awaited(ctx.rt.db, f"{ctx.path_params['namespace']}/{_project_path(ctx)}", member)
@@ -182,18 +193,12 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
             raise GitUnauthorized()
         verb = "push code to" if service == RECEIVE else "download code from"
         raise Forbidden(f"You are not allowed to {verb} this project")
-    grant = Grant(row.id, access, _protected_branches(ctx, row.id) if service == RECEIVE else {})
+    grant = Grant(row.id, access)
     path = storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id)
     if not (path / "HEAD").exists():
         log.error("repository of project %s is missing at %s", grant.project_id, path)
         raise RepositoryUnavailable()
     return grant
-
-
-def _protected_branches(ctx: Ctx, project_id: int) -> dict:
-    with ctx.rt.db.session(write=False) as session:
-        rows = session.scalars(select(ProtectedBranch).where(ProtectedBranch.project_id == project_id))
-        return {row.name: {"developers_can_push": row.developers_can_push} for row in rows}
 
 
 BUILD_ACCESS = policy.Access(frozenset({policy.READ_PROJECT, policy.DOWNLOAD_CODE}))
@@ -233,68 +238,86 @@ def _text(path: Path) -> str | None:
         return None
 
 
-def cgi_environment(ctx: Ctx, user, grant: Grant, service: str, suffix: str) -> dict[str, str]:
-    config = ctx.rt.config
+NO_CACHE = [(b"expires", b"Fri, 01 Jan 1980 00:00:00 GMT"), (b"pragma", b"no-cache"),
+            (b"cache-control", b"no-cache, max-age=0, must-revalidate")]  # as git http-backend sends
+
+
+def git_environment(ctx: Ctx, user, push_rules: str | None = None) -> dict[str, str]:
+    """The environment of the git service: the caller's protocol version and, for a push
+    (PUSH_RULES, see `githooks.push_rules`), codeyard's hooks with the rights decided here."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(
-        GIT_PROJECT_ROOT=str(config.repositories_dir),
-        GIT_HTTP_EXPORT_ALL="1",
-        PATH_INFO=f"/{storage.repository_path(config.repositories_dir, grant.project_id).name}/{suffix}",
-        REQUEST_METHOD=ctx.method,
-        QUERY_STRING=ctx.query_string,
-        CONTENT_TYPE=ctx.header("content-type") or "",
-        REMOTE_USER=user.username if user is not None else "",
-        REMOTE_ADDR=(ctx.scope.get("client") or ("", 0))[0] or "",
-    )
-    for header, variable in (("content-length", "CONTENT_LENGTH"), ("content-encoding", "HTTP_CONTENT_ENCODING"),
-                             ("git-protocol", "GIT_PROTOCOL")):  # fmt: skip
-        if ctx.header(header):
-            env[variable] = ctx.header(header)
-    if service == RECEIVE:
+    if ctx.header("git-protocol"):
+        env["GIT_PROTOCOL"] = ctx.header("git-protocol")
+    if push_rules is not None:
+        name = user.username if user is not None else "anonymous"
+        address = (ctx.scope.get("client") or ("", 0))[0] or "unknown"
         env.update(
-            GIT_CONFIG_COUNT="3",
+            GIT_COMMITTER_NAME=name,  # the identity of the refs' reflog entries, as http-backend sets it
+            GIT_COMMITTER_EMAIL=f"{name}@http.{address}",
+            GIT_CONFIG_COUNT="2",
             GIT_CONFIG_KEY_0="core.hooksPath",
             GIT_CONFIG_VALUE_0=str(hooks_dir(ctx)),
-            GIT_CONFIG_KEY_1="http.receivepack",  # who may push was decided above
-            GIT_CONFIG_VALUE_1="true",
             # receive-pack's own `gc --auto` would detach from the request; the server runs it instead.
-            GIT_CONFIG_KEY_2="receive.autogc",
-            GIT_CONFIG_VALUE_2="false",
-            CODEYARD_PUSH_RULES=githooks.push_rules(grant.access.abilities, grant.protected),
+            GIT_CONFIG_KEY_1="receive.autogc",
+            GIT_CONFIG_VALUE_1="false",
+            CODEYARD_PUSH_RULES=push_rules,
         )
     return env
 
 
-async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], finish_once_received: bool, after=None,
+def advertisement(ctx: Ctx, service: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The head and first bytes of an info/refs answer; under protocol v2 git sends no service line."""
+    head = [(b"content-type", f"application/x-{service}-advertisement".encode()), *NO_CACHE]
+    if "version=2" in (ctx.header("git-protocol") or "").split(":"):
+        return head, b""
+    line = f"# service={service}\n".encode()
+    return head, b"%04x%s0000" % (len(line) + 4, line)
+
+
+def check_request_type(ctx: Ctx, service: str) -> None:
+    expected = f"application/x-{service}-request"
+    if (ctx.header("content-type") or "") != expected:
+        raise UnsupportedMediaType(f"Expected POST with Content-Type '{expected}', but received '{ctx.header('content-type') or ''}' instead.")
+
+
+async def run_service(ctx: Ctx, receive, send, service: str, repository: Path, env: dict[str, str],
+                      advertise: bool = False, finish_once_received: bool = False, after=None,
                       keep_fds: tuple[int, ...] = ()) -> int:
-    """Run `git http-backend`, stream the request body in and its CGI response out; its exit code.
+    """Run `git upload-pack` or `git receive-pack` in stateless-RPC mode (the smart-HTTP framing is
+    the head and service line above); stream the request body in and git's answer out; its exit code.
 
     A client that goes away while sending stops git. With FINISH_ONCE_RECEIVED (pushes), git is let
     finish once the whole request has arrived: the refs may already be changing.
     """
+    if advertise:
+        head, prelude = advertisement(ctx, service)
+    else:
+        head, prelude = [(b"content-type", f"application/x-{service}-result".encode()), *NO_CACHE], b""
+    options = ["--stateless-rpc", "--advertise-refs"] if advertise else ["--stateless-rpc"]
     process = await asyncio.create_subprocess_exec(
-        "git", "http-backend", env=env, start_new_session=True, pass_fds=keep_fds,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        "git", service.removeprefix("git-"), *options, str(repository), env=env, start_new_session=True, pass_fds=keep_fds,
+        stdin=asyncio.subprocess.DEVNULL if advertise else asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    feeder = asyncio.create_task(_feed(receive, process, finish_once_received))
+    feeder = None if advertise else asyncio.create_task(_feed(receive, process, request_body(ctx), finish_once_received))
     errors = asyncio.create_task(_tail(process.stderr))
     try:
-        status, headers, rest = await _read_cgi_head(process.stdout)
-        await send({"type": "http.response.start", "status": status, "headers": [*headers, NOSNIFF]})
+        await send({"type": "http.response.start", "status": 200, "headers": [*head, NOSNIFF]})
         ctx.scope["codeyard.response_started"] = True
-        if rest:
-            await send({"type": "http.response.body", "body": rest, "more_body": True})
+        if prelude:
+            await send({"type": "http.response.body", "body": prelude, "more_body": True})
         while chunk := await process.stdout.read(CHUNK):
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         code = await process.wait()
         if code != 0:
-            log.warning("git http-backend exited with %s: %s", code, (await errors).decode(errors="replace"))
+            log.warning("git %s exited with %s: %s", service, code, (await errors).decode(errors="replace"))
         if after is not None:
             await after()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         return code
     finally:
-        feeder.cancel()
+        if feeder is not None:
+            feeder.cancel()
         errors.cancel()
         if process.returncode is None:
             _signal(process, signal.SIGTERM)
@@ -305,6 +328,24 @@ async def run_backend(ctx: Ctx, receive, send, env: dict[str, str], finish_once_
                 await process.wait()
 
 
+GZIP = ("gzip", "x-gzip")
+
+
+def request_body(ctx: Ctx):
+    """A function from each received chunk to the bytes git reads: gzip bodies (git sends them for
+    big negotiations) are inflated a bounded piece at a time, others pass through."""
+    if (ctx.header("content-encoding") or "").strip().lower() not in GZIP:
+        return lambda chunk: [chunk] if chunk else []
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+    def inflate(chunk: bytes):
+        while chunk:
+            yield inflater.decompress(chunk, CHUNK)
+            chunk = inflater.unconsumed_tail
+
+    return inflate
+
+
 async def _tail(stream, keep: int = 4096) -> bytes:
     """Read STREAM to its end (so git never blocks on a full pipe), keeping the last KEEP bytes."""
     kept = b""
@@ -313,16 +354,16 @@ async def _tail(stream, keep: int = 4096) -> bytes:
     return kept
 
 
-async def _feed(receive, process, finish_once_received: bool) -> None:
-    """Copy the request body to git's stdin; stop git when the client goes away early."""
+async def _feed(receive, process, body, finish_once_received: bool) -> None:
+    """Copy the request body (through BODY, see `request_body`) to git's stdin; stop git when the
+    client goes away early or sends a body that does not inflate."""
     try:
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 break
-            body = message.get("body", b"")
-            if body:
-                process.stdin.write(body)
+            for piece in body(message.get("body", b"")):
+                process.stdin.write(piece)
                 await process.stdin.drain()
             if not message.get("more_body"):
                 process.stdin.close()
@@ -334,40 +375,18 @@ async def _feed(receive, process, finish_once_received: bool) -> None:
                 break
     except (BrokenPipeError, ConnectionResetError):
         return
+    except zlib.error:
+        log.info("a git request body that does not inflate; git is stopped")
     if process.returncode is None:
         _signal(process, signal.SIGTERM)
 
 
 def _signal(process, number: int) -> None:
-    """Signal git http-backend and what it started (upload-pack, receive-pack, hooks): its process
-    group. SIGTERM first lets git remove a half-received push's quarantine directory."""
+    """Signal git and what it started (pack-objects, index-pack, hooks): its process group. SIGTERM first lets git remove a half-received push's quarantine directory."""
     try:
         os.killpg(process.pid, number)
     except ProcessLookupError:
         pass
-
-
-async def _read_cgi_head(stdout) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    """The CGI status and headers git printed, and the start of the body read with them."""
-    buffer = b""
-    while True:
-        ends = [(buffer.find(mark), mark) for mark in (b"\r\n\r\n", b"\n\n") if mark in buffer]
-        if ends:
-            index, mark = min(ends)
-            head, rest = buffer[:index], buffer[index + len(mark) :]
-            break
-        chunk = await stdout.read(CHUNK)
-        if not chunk:
-            raise RuntimeError("git http-backend ended without a response")
-        buffer += chunk
-    status, headers = 200, []
-    for line in head.decode("latin-1").splitlines():
-        name, _, value = line.partition(":")
-        if name.lower() == "status":
-            status = int(value.split()[0])
-        elif name:
-            headers.append((name.strip().lower().encode("latin-1"), value.strip().encode("latin-1")))
-    return status, headers, rest
 
 
 POST_PUSH_WAIT = 10.0  # seconds the response waits for the push to be recorded
@@ -389,7 +408,10 @@ async def after_push(ctx: Ctx, journal: push_journal.Journal, recording: list) -
 
 
 def collect_garbage(repository: Path, env: dict[str, str]) -> None:
-    """`git gc --auto` after a push, as a subprocess the server owns (not one detached by git)."""
+    """`git gc --auto` after a push, as a subprocess the server owns (not one detached by git),
+    when git's estimate could find work (`storage.may_need_gc`)."""
+    if not storage.may_need_gc(repository):
+        return
 
     async def run() -> None:
         process = await asyncio.create_subprocess_exec(
