@@ -294,7 +294,7 @@ def runner() -> None:
     as the user running it (shell executor, no isolation). Imports nothing of the server."""
 
 
-RUNNER_CONFIG_HELP = "Configuration file (default ./codeyard-runner.toml, env CODEYARD_RUNNER_CONFIG)."
+RUNNER_CONFIG_HELP = "Configuration file (default ~/.config/codeyard/runner.toml, under $XDG_CONFIG_HOME when set; env CODEYARD_RUNNER_CONFIG)."
 
 
 @runner.command("register")
