@@ -28,8 +28,10 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
+# exec: the server is make's own child; --exit-with: it stops (as on SIGTERM) when make ends,
+# even when make is killed with SIGKILL, which make cannot pass on.
 serve: install
-	$(BIN)/codeyard serve --host $(HOST) --port $(PORT) --data-dir $(DATA) $(if $(WORKERS),--workers $(WORKERS))
+	exec $(BIN)/codeyard serve --host $(HOST) --port $(PORT) --data-dir $(DATA) $(if $(WORKERS),--workers $(WORKERS)) --exit-with $$PPID
 
 lint: install
 	$(BIN)/ruff check src tests bench

@@ -17,7 +17,7 @@ import uuid
 
 import psycopg
 import pytest
-from sqlalchemy import text
+from sqlalchemy import make_url, text
 from starlette.testclient import TestClient
 
 from codeyard import config as config_module
@@ -53,8 +53,20 @@ if REQUIRE_POSTGRES and not HAVE_POSTGRES:
 BACKENDS = ["sqlite", "postgresql"] if HAVE_POSTGRES else ["sqlite"]
 
 
+def _databases() -> str:
+    where = make_url(POSTGRES_URL).render_as_string(hide_password=True)
+    if HAVE_POSTGRES:
+        return f"databases: SQLite and PostgreSQL ({where})"
+    return f"databases: SQLite only (no PostgreSQL answers at {where})"
+
+
 def pytest_report_header(config):
-    return f"codeyard database backends: {', '.join(BACKENDS)}"
+    return _databases()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Also at the end: `make test` runs with -q, which shows no header."""
+    terminalreporter.write_line(_databases())
 
 
 @pytest.fixture(scope="session", params=BACKENDS)

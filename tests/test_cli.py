@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -212,3 +213,76 @@ def test_the_servers_event_loop_runs_no_python_in_spawned_children(loop):
     chosen = SERVER_LOOP if loop == "SERVER_LOOP" else loop
     ran = subprocess.run([sys.executable, "-c", CHILD_PROBE, chosen], capture_output=True, check=True)
     assert (b"python ran in the child" in ran.stderr) == (chosen == "uvloop")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _stat(pid: int) -> tuple[int, int] | None:
+    """Parent and start time of PID (Linux /proc), None once it is gone or a zombie nobody reaps."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return None if fields[0] == "Z" else (int(fields[1]), int(fields[19]))
+
+
+def _descendants(pid: int) -> dict[int, int]:
+    """The living processes PID started, and theirs: pid -> start time (which tells a reused pid)."""
+    stats = {int(entry): stat for entry in os.listdir("/proc") if entry.isdigit() and (stat := _stat(int(entry)))}
+    found: dict[int, int] = {}
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, (parent, _) in stats.items() if parent in frontier and child not in found}
+        found.update((child, stats[child][1]) for child in frontier)
+    return found
+
+
+def _alive(processes: dict[int, int]) -> list[int]:
+    return [pid for pid, start in processes.items() if (stat := _stat(pid)) and stat[1] == start]
+
+
+def _wait_for_health(process, port, log) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/-/health").status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.2)
+
+
+def test_killing_make_serve_stops_the_server_and_its_processes(tmp_path):
+    """`make serve` in a terminal stops on Ctrl-C (every process of the group gets it) and on a
+    SIGTERM to make (make passes it on); a SIGKILL to make alone, or make dying otherwise, must
+    not leave the server, its processes and its job worker running."""
+    port = free_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("CODEYARD_", "MAKE", "MFLAGS"))}
+    log = tmp_path / "make.log"
+    make = subprocess.Popen(["make", "-C", str(ROOT), "serve", f"PORT={port}", f"DATA={tmp_path / 'data'}", "WORKERS=2"],
+                            env={**environment, **CHEAP_ARGON2}, stdout=log.open("wb"), stderr=subprocess.STDOUT)  # fmt: skip
+    started: dict[int, int] = {}
+    try:
+        _wait_for_health(make, port, log)
+        started = _descendants(make.pid)
+        assert len(started) == 5, started  # serve, 2 server processes, their tracker, the job worker
+        make.kill()
+        make.wait()
+        deadline = time.monotonic() + 30
+        while _alive(started) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _alive(started) == [], log.read_text()
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"http://127.0.0.1:{port}/-/health", timeout=5)
+    finally:
+        if make.poll() is None:
+            make.kill()
+        for pid in _alive(started):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_serve_asked_to_end_with_a_process_that_is_not_its_parent_does_not_start(tmp_path):
+    result = run(["serve", "--exit-with", str(os.getpid() + 10**6), "--port", str(free_port())], tmp_path, timeout=60)
+    assert result.returncode != 0 and "is gone" in result.stderr
+    assert not (tmp_path / "codeyard.db").exists()

@@ -40,9 +40,13 @@ def main() -> None:
     default=None,
     help="Server processes (default one per usable core, env CODEYARD_WORKERS).",
 )
-def serve(host: str | None, port: int | None, data_dir: str | None, workers: int | None) -> None:
+@click.option("--exit-with", "parent", type=int, default=None, hidden=True,
+              help="Stop when process PARENT, which started this one, is gone (Linux).")
+def serve(host: str | None, port: int | None, data_dir: str | None, workers: int | None, parent: int | None) -> None:
     """Apply migrations, create the admin on first start, and serve HTTP from several processes
     (and run background jobs in one worker process unless CODEYARD_WORKER=0)."""
+    if parent is not None:
+        _end_with_parent(parent)
     try:
         config = _config(data_dir, host=host, port=port, workers=workers)
     except ValueError as error:
@@ -61,6 +65,25 @@ def serve(host: str | None, port: int | None, data_dir: str | None, workers: int
     finally:
         if jobs is not None:
             jobs.stop()
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _end_with_parent(parent: int) -> None:
+    """Have the kernel send this process SIGTERM when its parent ends (Linux's PR_SET_PDEATHSIG), as
+    if stopped by hand: `make serve` passes make's pid, so that make killed even with SIGKILL leaves
+    no server behind. PARENT tells whether the parent ended before the request was made."""
+    import ctypes
+    import signal
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not hasattr(libc, "prctl"):
+        raise click.UsageError("--exit-with needs Linux")
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        raise click.ClickException(f"--exit-with: {os.strerror(ctypes.get_errno())}")
+    if os.getppid() != parent:
+        raise click.ClickException(f"--exit-with: process {parent}, which started this one, is gone")
 
 
 def _count_across_processes(config: config_module.Config) -> None:
@@ -294,7 +317,7 @@ def runner() -> None:
     as the user running it (shell executor, no isolation). Imports nothing of the server."""
 
 
-RUNNER_CONFIG_HELP = "Configuration file (default ./codeyard-runner.toml, env CODEYARD_RUNNER_CONFIG)."
+RUNNER_CONFIG_HELP = "Configuration file (default ~/.config/codeyard/runner.toml, under $XDG_CONFIG_HOME when set; env CODEYARD_RUNNER_CONFIG)."
 
 
 @runner.command("register")

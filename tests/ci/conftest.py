@@ -21,24 +21,27 @@ FINISHED = ("success", "failed", "canceled")
 
 
 class RunnerProcess:
-    """`codeyard runner register` then `codeyard runner run`, polling and updating often."""
+    """`codeyard runner register` then `codeyard runner run` as the README gives them (the default
+    configuration, HOME at ROOT, in a directory standing for a checkout), polling and updating often."""
 
     def __init__(self, root: Path, url: str, registration_token: str, *options: str):
         self.root = root
-        self.config = root / "runner.toml"
+        self.config = root / ".config" / "codeyard" / "runner.toml"
+        self.checkout = root / "checkout"
+        self.checkout.mkdir()
         self.log_path = root / "runner.log"
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CODEYARD_"))}
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CODEYARD_", "XDG_"))}
         self.env["HOME"] = str(root)
         registered = subprocess.run(
             [sys.executable, "-m", "codeyard", "runner", "register", "--url", url, "--registration-token", registration_token,
-             "--description", "e2e runner", "--config", str(self.config)],
-            env=self.env, capture_output=True, text=True, timeout=60,
+             "--description", "e2e runner"],
+            cwd=self.checkout, env=self.env, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert registered.returncode == 0, registered.stderr
+        assert f"configuration written to {self.config}" in registered.stdout
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "codeyard", "runner", "run", "--config", str(self.config), "--poll-interval", "0.2",
-             "--update-interval", "0.5", *options],
-            env=self.env, stdout=self.log_path.open("ab"), stderr=subprocess.STDOUT,
+            [sys.executable, "-m", "codeyard", "runner", "run", "--poll-interval", "0.2", "--update-interval", "0.5", *options],
+            cwd=self.checkout, env=self.env, stdout=self.log_path.open("ab"), stderr=subprocess.STDOUT,
         )  # fmt: skip
 
     def log(self) -> str:

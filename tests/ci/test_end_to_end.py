@@ -4,6 +4,7 @@ the API (issue 13, "How it is checked")."""
 
 from __future__ import annotations
 
+import stat
 import time
 from pathlib import Path
 
@@ -83,6 +84,10 @@ def test_two_stages_run_in_order_pass_artifacts_and_keep_their_traces(live, runn
     token = runner_config.load(runner.config).token
     for text in (first, second, trace_of(api, project, lint["id"]), runner.log()):
         assert token not in text and "gitlab-ci-token:" not in text
+    # Registered and run from a checkout, the runner kept its secret and its builds out of it.
+    assert stat.S_IMODE(runner.config.stat().st_mode) == 0o600
+    assert stat.S_IMODE(runner.config.parent.stat().st_mode) == 0o700
+    assert (runner.config.parent / "builds").is_dir() and list(runner.checkout.iterdir()) == []
 
 
 def test_a_failing_job_stops_later_stages(live, runner, pusher, project, owner):

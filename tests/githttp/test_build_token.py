@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from codeyard.db.models import Project
+from codeyard.services import projects as project_service
 from codeyard.services.ci import runners
 
 from ..builds.conftest import CiFactory, job
@@ -42,6 +44,11 @@ def test_the_build_token_clones_its_project_while_the_build_runs(git, live, rt, 
     # a wrong token is wrong credentials
     wrong = git.clone(repo_url(live, project, "gitlab-ci-token", "x" * 20), "wrong", check=False)
     assert wrong.returncode != 0 and "Authentication failed" in wrong.stderr
+    # GitLab 8.6 put the project's runners token in repo_url; here it clones nothing (DECISIONS CI14)
+    with rt.db.session() as session:
+        project_token = project_service.runners_token(rt.secret_key, session.get(Project, project.id))
+    shared = git.clone(repo_url(live, project, "gitlab-ci-token", project_token), "shared", check=False)
+    assert shared.returncode != 0 and "Authentication failed" in shared.stderr
 
     finished = live.http.put(f"/ci/api/v1/builds/{job_['id']}", json={"token": runner, "state": "success"})
     assert finished.status_code == 200 and finished.json() is True

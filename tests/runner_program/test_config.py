@@ -60,8 +60,16 @@ def test_server_url_and_tags():
     assert config.parse_tags("") == ()
 
 
-def test_default_path(monkeypatch):
+def test_default_path_is_in_the_users_configuration_directory(monkeypatch, tmp_path):
+    """Not the working directory: run in a checkout, the file with its secret and the builds beside it
+    would sit in the source tree."""
     monkeypatch.delenv("CODEYARD_RUNNER_CONFIG", raising=False)
-    assert str(config.default_path()) == "codeyard-runner.toml"
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert config.default_path() == tmp_path / "home" / ".config" / "codeyard" / "runner.toml"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert config.default_path() == tmp_path / "xdg" / "codeyard" / "runner.toml"
+    monkeypatch.setenv("XDG_CONFIG_HOME", "relative/dir")  # the XDG spec: relative paths are ignored
+    assert config.default_path() == tmp_path / "home" / ".config" / "codeyard" / "runner.toml"
     monkeypatch.setenv("CODEYARD_RUNNER_CONFIG", "/etc/x.toml")
     assert str(config.default_path()) == "/etc/x.toml"

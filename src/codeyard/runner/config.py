@@ -10,7 +10,6 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_PATH = "codeyard-runner.toml"
 TAG = re.compile(r"^[^\x00-\x1f\x7f,]{1,255}$")
 
 
@@ -33,7 +32,14 @@ class RunnerConfig:
 
 
 def default_path() -> Path:
-    return Path(os.environ.get("CODEYARD_RUNNER_CONFIG") or DEFAULT_PATH)
+    """`CODEYARD_RUNNER_CONFIG`, else `codeyard/runner.toml` in the user's configuration directory
+    (XDG: `$XDG_CONFIG_HOME` when absolute, else `~/.config`); never the working directory, which
+    may be a checkout the secret token (and the builds beside it) must stay out of."""
+    if named := os.environ.get("CODEYARD_RUNNER_CONFIG"):
+        return Path(named)
+    config_home = os.environ.get("XDG_CONFIG_HOME", "")
+    base = Path(config_home) if os.path.isabs(config_home) else Path.home() / ".config"
+    return base / "codeyard" / "runner.toml"
 
 
 def server_url(url: str) -> str:
