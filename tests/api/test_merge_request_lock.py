@@ -68,6 +68,8 @@ def test_a_lock_whose_merge_was_written_is_recorded_merged_once(api, rt, team):
     assert _settle_now(rt) == 1
     state, sha, params, accepted = _row(rt, mr["id"])
     assert (state, sha, params, accepted) == ("merged", new, None, 1)
+    commits = api.as_(team.user("developer")).get(f"/projects/{team.project.id}/merge_request/{mr['id']}/commits")
+    assert [commit["id"] for commit in commits.json()] == [plan.head]  # what it merged, kept (issue 32)
     with rt.db.transaction() as session:
         pushed = session.query(Event).filter_by(project_id=team.project.id, action=events.PUSHED).all()
         assert [(e.data["before"], e.data["after"]) for e in pushed] == [(old, new)]

@@ -64,3 +64,23 @@ def test_trial_merge_and_missing_sides(tmp_path):
     assert merge_refs.keep_head(path, path, "bad..name", 1) is None
     assert merge_refs.keep_head(path, path, "missing", 1) is None
     assert merge_refs.keep_head(path, path, "feature", 1) == head == merge_refs.head_sha(path, 1)
+
+
+def test_kept_comparison_and_missing_sides(tmp_path):
+    work, path = repository(tmp_path)
+    base, head = git(work, "rev-parse", "master"), git(work, "rev-parse", "feature")
+    git(work, "merge", "-q", "--no-ff", "-m", "merged", "feature")
+    assert merge_refs.kept(path, git(work, "rev-parse", "master^1"), head) == (base, head)
+    assert merge_refs.kept(path, None, head) is None and merge_refs.kept(path, base, None) is None
+    assert merge_refs.kept(path, "f" * 40, head) is None and merge_refs.kept(path, "0" * 40, head) is None
+    git(work, "checkout", "-q", "--orphan", "unrelated")
+    git(work, "commit", "-q", "--allow-empty", "-m", "no history in common")
+    assert merge_refs.kept(path, git(work, "rev-parse", "unrelated"), head) is None
+
+    def shown(kept):
+        found = merge_refs.started_comparison(path, 1, "master", kept, commits=True, files=True)()
+        return [info.message.strip() for info in found.commits], [change.new_path for change in found.diffs]
+
+    assert shown(None) == ([], [])  # no head ref: nothing, as before
+    assert shown((base, head)) == (["feature"], ["feature.txt"])  # the live branches no longer matter
+    assert shown(("f" * 40, head)) == ([], [])  # a kept commit the repository lost

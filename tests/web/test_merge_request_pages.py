@@ -114,6 +114,35 @@ def test_accept_from_the_page_merges(api, team, browser_for):
     assert "Merged" in page and "Accept merge request" not in page
 
 
+def test_merged_and_closed_pages_keep_what_they_merged_or_showed(api, team, browser_for):
+    """Removing the source branch on merge, or deleting it after a close, leaves the page's commits
+    and changes as they were (issue 32); a guest of the private project still sees no code."""
+    shown = ("Commits (1)", "feature work", "Changes (2 files)", '<span class="add">+two</span>')
+    merged = _open(api, team)
+    client = browser_for(team.user("developer"))
+    path = f"{team.url}/merge_requests/{merged['iid']}"
+    assert all(part in client.get(path).text for part in shown)
+    response = client.post(path + "/accept", {"should_remove_source_branch": "1"}, token=client.form_token(path))
+    assert response.status_code == 303 and _api_mr(api, team, merged)["state"] == "merged"
+    page = client.get(path).text
+    assert "Merged" in page and all(part in page for part in shown), page
+    guest = browser_for(team.user("guest")).get(path)
+    assert guest.status_code == 200 and "Commits (" not in guest.text and "feature work" not in guest.text
+
+    team.work.git("fetch", "-q", "origin")
+    team.work.git("checkout", "-q", "-b", "second", "origin/master")
+    team.work.commit("second work", {"c.txt": "c\n"})
+    team.work.push("second")
+    closed = _open(api, team, source_branch="second", title="Second")
+    path = f"{team.url}/merge_requests/{closed['iid']}"
+    assert client.post(path + "/close", token=client.form_token(path)).status_code == 303
+    removed = api.as_(team.user("master")).delete(f"/projects/{team.project.id}/repository/branches/second")
+    assert removed.status_code == 200
+    team.work.push("second:master")  # its commit reaches the target another way
+    page = client.get(path).text
+    assert "Closed." in page and "Commits (1)" in page and "second work" in page and "Changes (1 file)" in page
+
+
 def test_accept_refused_to_a_reporter_changes_nothing(api, team, browser_for):
     mr = _open(api, team)
     client = browser_for(team.user("reporter"))

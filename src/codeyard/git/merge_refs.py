@@ -11,7 +11,7 @@ import pygit2
 
 from . import diffs
 from .refs import HEADS, is_branch_name
-from .repo import branch_id, open_repository
+from .repo import NotInRepository, branch_id, open_repository
 
 
 def head_ref(iid: int) -> str:
@@ -23,14 +23,31 @@ def head_sha(target: Path, iid: int) -> str | None:
     return str(ref.peel(pygit2.Commit).id) if ref is not None else None
 
 
-def started_comparison(target: Path, iid: int, branch: str, *, commits: bool, files: bool,
-                       shape: diffs.Shape = None) -> Callable[[], diffs.Comparison]:  # fmt: skip
-    """`diffs.started_compare` of request IID: from its target BRANCH to its head ref; an empty
-    comparison when either is missing (TARGET is opened once per thread: `open_repository` keeps it)."""
-    sha = head_sha(target, iid)
-    if sha is None or branch_id(target, branch) is None:
-        return lambda: diffs.Comparison(None, [], [])
-    return diffs.started_compare(target, branch, sha, commits=commits, files=files, shape=shape)
+def started_comparison(target: Path, iid: int, branch: str, kept: tuple[str, str] | None = None, *,
+                       commits: bool, files: bool, shape: diffs.Shape = None) -> Callable[[], diffs.Comparison]:  # fmt: skip
+    """`diffs.started_compare` of request IID: from its target BRANCH to its head ref, or from the
+    (base, head) it KEPT when it stopped being open (`kept`); an empty comparison when a side is
+    missing (TARGET is opened once per thread: `open_repository` keeps it)."""
+    base, head = kept or (branch_id(target, branch), head_sha(target, iid))
+    try:
+        if base is not None and head is not None:
+            return diffs.started_compare(target, base, head, commits=commits, files=files, shape=shape)
+    except NotInRepository:  # a kept commit this repository lost (a request older than its head ref)
+        pass
+    return lambda: diffs.Comparison(None, [], [])
+
+
+def kept(target: Path, start: str | None, head: str | None) -> tuple[str, str] | None:
+    """What a request that stops being open keeps of its comparison from START (its target's tip)
+    to HEAD: (their merge base, HEAD), which its head ref keeps reachable (the base is an ancestor
+    of the head) whatever becomes of both branches; None without both or without a merge base."""
+    if start is None or head is None:
+        return None
+    try:
+        base = open_repository(target).merge_base(start, head)
+    except (KeyError, ValueError, pygit2.GitError):  # a side is not in the repository
+        return None
+    return (str(base), head) if base is not None else None
 
 
 def keep_head(target: Path, source: Path, branch: str, iid: int) -> str | None:

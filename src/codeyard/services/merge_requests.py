@@ -331,9 +331,11 @@ def update(
     event = fields.get("state_event")
     if event == "close" and mr.open:
         mr.state = CLOSED
+        _keep_comparison(rt, mr)
         _record(session, rt, project, actor, mr, events.CLOSED, "close")
     elif event == "reopen" and mr.state == CLOSED:
         mr.state = REOPENED
+        mr.diff_base_sha = mr.diff_head_sha = None  # compared with its branches again
         events.record(session, project, actor.id, events.REOPENED, target_id=mr.id, target_type="MergeRequest",
                       title=mr.title)  # fmt: skip
         check = plan_check(session, rt, mr, move_head=True, hook="reopen")
@@ -430,24 +432,28 @@ def check_later(rt, job) -> None:
         finish_check(session, rt, None, check, mergeable)
 
 
-_COMPARED = select(MergeRequest.iid, MergeRequest.target_branch).where(*_THE_REQUEST)
+_COMPARED = select(
+    MergeRequest.iid, MergeRequest.target_branch, MergeRequest.diff_base_sha, MergeRequest.diff_head_sha
+).where(*_THE_REQUEST)
 
 
 async def compared(db, project_id: int, mr_id: int):
-    """The (iid, target_branch) row of project PROJECT_ID's request MR_ID: what its comparison needs
-    (`comparer`, `comparison`), by one prebuilt statement on the read path (no session); 404 `404
-    Not found` otherwise."""
+    """The (iid, target_branch, diff_base_sha, diff_head_sha) row of project PROJECT_ID's request
+    MR_ID: what its comparison needs (`comparer`, `comparison`), by one prebuilt statement on the
+    read path (no session); 404 `404 Not found` otherwise."""
     return await read_row(db, _COMPARED, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
 
 
-def comparer(rt, project_id: int, iid: int, target_branch: str, *, commits: bool = True, files: bool = True,
+def comparer(rt, project_id: int, mr, *, commits: bool = True, files: bool = True,
              shape: diffs.Shape = None) -> Callable[[], diffs.Comparison]:  # fmt: skip
-    """The work of `comparison` for request IID of project PROJECT_ID, its git processes started now:
-    what is left is git only, no database, so it may run in a thread while the request's session is
-    used (SHAPE too: see `diffs.started_compare`). The work must be run: it ends the processes."""
+    """The work of `comparison` for request MR (a model or a `compared` row) of project PROJECT_ID,
+    its git processes started now: what is left is git only, no database, so it may run in a thread
+    while the request's session is used (SHAPE too: see `diffs.started_compare`). The work must be
+    run: it ends the processes."""
+    kept = (mr.diff_base_sha, mr.diff_head_sha) if mr.diff_base_sha and mr.diff_head_sha else None
     with reading(project_id, "Branch"):
-        finish = merge_refs.started_comparison(path_by_id(rt, project_id), iid, target_branch, commits=commits,
-                                               files=files, shape=shape)  # fmt: skip
+        finish = merge_refs.started_comparison(path_by_id(rt, project_id), mr.iid, mr.target_branch, kept,
+                                               commits=commits, files=files, shape=shape)  # fmt: skip
 
     def compare() -> diffs.Comparison:
         with reading(project_id, "Branch"):
@@ -457,10 +463,26 @@ def comparer(rt, project_id: int, iid: int, target_branch: str, *, commits: bool
 
 
 def comparison(rt, project, mr, *, commits: bool = True, files: bool = True) -> diffs.Comparison:
-    """Commits and changes of the request (what COMMITS and FILES ask for): its head since it left
-    the target branch, within the diff limits. PROJECT and MR are models or rows (`project_reads`,
-    `compared`): only the project's id and the request's iid and target branch are read."""
-    return comparer(rt, project.id, mr.iid, mr.target_branch, commits=commits, files=files)()
+    """Commits and changes of the request (what COMMITS and FILES ask for), within the diff limits:
+    while it is open, its head since it left the target branch; once merged or closed, what it
+    showed then (`_keep_comparison`). PROJECT and MR are models or rows (`project_reads`,
+    `compared`): only the project's id and the request's `compared` columns are read."""
+    return comparer(rt, project.id, mr, commits=commits, files=files)()
+
+
+def _keep_comparison(rt, mr: MergeRequest, start: str | None = None, head: str | None = None) -> None:
+    """MR stops being open: keep what its comparison shows, from START (default: its target
+    branch's tip) to HEAD (default: its head ref), as the merge base and head its head ref keeps
+    reachable; nothing kept (it is compared live, as before) when a side or the base is missing,
+    or the repository cannot be read (a fork's deletion must not fail on its upstream's disk)."""
+    path = path_by_id(rt, mr.target_project_id)
+    try:
+        start = start or repo.branch_id(path, mr.target_branch)
+        kept = merge_refs.kept(path, start, head or merge_refs.head_sha(path, mr.iid))
+    except repo.RepositoryUnavailable:
+        log.error("merge request %s: its comparison was not kept: repository unreadable", mr.id)
+        kept = None
+    mr.diff_base_sha, mr.diff_head_sha = kept or (None, None)
 
 
 def _record(session: Session, rt, project: Project, actor, mr: MergeRequest, action: int, hook_action: str) -> None:
@@ -740,7 +762,7 @@ def settle_lock(rt, job) -> None:
             mr.state = MERGED
             _record(session, rt, project, actor, mr, events.MERGED, "merge")
             return
-        plan = SimpleNamespace(mr_id=mr.id, target_branch=mr.target_branch, remove_source=False)
+        plan = SimpleNamespace(mr_id=mr.id, target_branch=mr.target_branch, head=head, remove_source=False)
         finish_merge(session, rt, project, actor, plan, merge)
 
 
@@ -782,6 +804,7 @@ def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan,
     old, new = moved
     _unlock(mr)
     mr.state, mr.merge_commit_sha = MERGED, new
+    _keep_comparison(rt, mr, old, plan.head)
     mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
     session.flush()
     _record(session, rt, project, actor, mr, events.MERGED, "merge")
@@ -900,14 +923,16 @@ def cancel_merge_when_build_succeeds(session: Session, project: Project, access,
     return mr
 
 
-def close_from(session: Session, project: Project) -> None:
-    """A fork going away closes the open requests it made to its upstream."""
-    session.execute(
-        update_rows(MergeRequest)
+def close_from(session: Session, rt, project: Project) -> None:
+    """A fork going away closes the open requests it made to its upstream, each keeping what it showed."""
+    for mr in session.scalars(
+        select(MergeRequest)
         .where(MergeRequest.source_project_id == project.id, MergeRequest.target_project_id != project.id,
                MergeRequest.open)
-        .values(state=CLOSED, updated_at=utcnow())
-    )  # fmt: skip
+    ).all():  # fmt: skip
+        mr.state, mr.updated_at = CLOSED, utcnow()
+        _keep_comparison(rt, mr)
+    session.flush()
 
 
 # --- comments ------------------------------------------------------------------------------------

@@ -342,7 +342,7 @@ def delete(session: Session, rt, actor, project: Project) -> None:
     )
     repository = storage.repository_path(rt.config.repositories_dir, project.id)
     uploads, project_id = rt.config.uploads_dir / str(project.id), project.id
-    merge_requests.close_from(session, project)  # its own requests go with it (cascade)
+    merge_requests.close_from(session, rt, project)  # its own requests go with it (cascade)
     session.delete(project)
     session.flush()
     on_commit(session, lambda: storage.remove(repository))

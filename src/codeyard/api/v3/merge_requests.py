@@ -110,7 +110,7 @@ async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
     # request's rows, the entity) is used while git works, and each change is JSON as soon as git's
     # output for it is read.
     mr = await merge_requests.compared(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
-    work = merge_requests.comparer(ctx.rt, ctx.project_id, mr.iid, mr.target_branch, commits=False,
+    work = merge_requests.comparer(ctx.rt, ctx.project_id, mr, commits=False,
                                    shape=lambda change: encoded(repo_diff(change)))  # fmt: skip
     data, found = await ctx.off_loop_while(work, lambda: render(ctx, request_of(ctx)))
     data["changes"] = found.diffs

@@ -48,6 +48,11 @@ class MergeRequest(Base):
     merge_params: Mapped[dict | None] = mapped_column(JSON)
     merge_status: Mapped[str] = mapped_column(String(32), default=UNCHECKED)
     merge_commit_sha: Mapped[str | None] = mapped_column(String(40))
+    # What the request showed when it was merged or closed: its changes from the merge base to its
+    # head, both kept reachable by its head ref. Null while it is open, and for requests merged or
+    # closed before these were recorded (they are compared with their target branch as it is now).
+    diff_base_sha: Mapped[str | None] = mapped_column(String(40))
+    diff_head_sha: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
 
