@@ -372,3 +372,60 @@ def test_changing_the_target_branch(api, team, tmp_path, rt):
     assert same.status_code == 422
     back = api.as_(dev).put(path, json={"target_branch": "master"})
     assert back.json()["merge_status"] == "can_be_merged" and back.json()["target_branch"] == "master"
+
+
+# --- which hooks an update sends -------------------------------------------------------------------
+
+
+@pytest.fixture
+def delivered(api, rt, team):
+    """A function running the job worker: the `action`s of the Merge Request Hook deliveries that
+    arrived at a real receiver since its last call, in order."""
+    from codeyard.jobs.worker import Worker
+    from codeyard.services import settings as settings_service
+
+    from ..receiver import Receiver
+
+    with rt.db.transaction() as session:
+        settings_service.update(session, {"allow_local_requests_from_hooks": True})
+    with Receiver() as receiver:
+        hook = {"url": receiver.url(), "push_events": False, "merge_requests_events": True}
+        assert api.as_(team.user("master")).post(f"/projects/{team.project.id}/hooks", json=hook).status_code == 201
+        seen = 0
+
+        def arrived() -> list[tuple[str, dict]]:
+            nonlocal seen
+            Worker(rt, backoff=0).run_until_idle()
+            new, seen = receiver.requests[seen:], len(receiver.requests)
+            assert {got.headers["x-gitlab-event"] for got in new} <= {"Merge Request Hook"}
+            return [(got.json["object_attributes"]["action"], got.json["object_attributes"]) for got in new]
+
+        yield arrived
+
+
+def test_an_edit_that_closes_or_reopens_sends_that_hook_then_update(api, team, delivered):
+    project, dev = team.project, team.user("developer")
+    mr = _create(api, dev, project).json()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    assert [action for action, _ in delivered()] == ["open"]
+
+    def put(**body) -> list[tuple[str, dict]]:
+        response = api.as_(dev).put(path, json=body)
+        assert response.status_code == 200, response.text
+        return delivered()
+
+    assert [action for action, _ in put(state_event="close")] == ["close"]  # a pure close
+    assert [action for action, _ in put(state_event="reopen")] == ["reopen"]  # a pure reopen
+    closed_and_edited = put(state_event="close", title="Renamed")
+    assert [action for action, _ in closed_and_edited] == ["close", "update"]
+    assert [(a["state"], a["title"]) for _, a in closed_and_edited] == [("closed", "Renamed")] * 2
+    reopened_and_edited = put(state_event="reopen", description="why", target_branch="other")
+    assert [action for action, _ in reopened_and_edited] == ["reopen", "update"]
+    assert [(a["state"], a["target_branch"]) for _, a in reopened_and_edited] == [("reopened", "other")] * 2
+    for edit in ({"assignee_id": team.user("master").id}, {"labels": "bug"}):
+        assert [action for action, _ in put(state_event="close", **edit)] == ["close", "update"], edit
+        assert [action for action, _ in put(state_event="reopen", **edit)] == ["reopen", "update"], edit
+    assert [action for action, _ in put(title="Edited")] == ["update"]  # an edit alone
+    # Nothing to do sends nothing, as in GitLab 8.6 (no state change, no attribute given).
+    assert put() == [] and put(state_event="reopen") == [] and put(state_event="merge") == []
+    assert [action for action, _ in put(state_event="reopen", title="Edited")] == ["update"]
