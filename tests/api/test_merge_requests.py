@@ -429,3 +429,80 @@ def test_an_edit_that_closes_or_reopens_sends_that_hook_then_update(api, team, d
     # Nothing to do sends nothing, as in GitLab 8.6 (no state change, no attribute given).
     assert put() == [] and put(state_event="reopen") == [] and put(state_event="merge") == []
     assert [action for action, _ in put(state_event="reopen", title="Edited")] == ["update"]
+
+
+# --- labels ------------------------------------------------------------------------------------------
+
+
+def test_labels_are_kept_sorted_and_returned_everywhere(api, team):
+    project, dev = team.project, team.user("developer")
+    created = _create(api, dev, project, labels="gamma, alpha,beta,alpha,")  # a trailing comma is nothing
+    assert created.status_code == 200 and created.json()["labels"] == ["alpha", "beta", "gamma"]
+    path = f"/projects/{project.id}/merge_requests/{created.json()['id']}"
+    assert api.as_(dev).get(path).json()["labels"] == ["alpha", "beta", "gamma"]
+    assert api.as_(dev).get(f"/projects/{project.id}/merge_requests").json()[0]["labels"] == ["alpha", "beta", "gamma"]
+    assert api.as_(dev).put(path, json={"title": "Other"}).json()["labels"] == ["alpha", "beta", "gamma"]  # not given: kept
+    assert api.as_(dev).put(path, json={"labels": "needs review, bug"}).json()["labels"] == ["bug", "needs review"]
+    assert api.as_(dev).get(path).json()["labels"] == ["bug", "needs review"]
+    assert api.as_(dev).put(path, json={"labels": ""}).json()["labels"] == []  # given empty: all removed
+
+
+# GitLab 8.6's Label: `title` present and /\A[^&\?,]+\z/ (a comma cannot reach it: it separates).
+BAD_LABELS = [
+    ("a&b", {"a&b": {"title": ["is invalid"]}}),
+    ("ok, what?", {"what?": {"title": ["is invalid"]}}),
+    ("ok, ,fine", {"": {"title": ["can't be blank", "is invalid"]}}),
+    (",lead", {"": {"title": ["can't be blank", "is invalid"]}}),
+    ("x&y, ?", {"x&y": {"title": ["is invalid"]}, "?": {"title": ["is invalid"]}}),
+]
+
+
+@pytest.mark.parametrize("labels, refused", BAD_LABELS)
+def test_a_label_gitlab_refuses_is_400_and_changes_nothing(api, rt, team, labels, refused):
+    from codeyard.db.models import Job
+
+    project, dev = team.project, team.user("developer")
+    created = _create(api, dev, project, labels=labels)
+    assert created.status_code == 400 and created.json() == {"message": {"labels": refused}}
+    with rt.db.transaction() as session:
+        assert session.query(MergeRequest).count() == 0
+    mr = _create(api, dev, project, labels="kept").json()
+    with rt.db.transaction() as session:
+        jobs, events = session.query(Job).count(), session.query(Event).count()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    for body in ({"labels": labels}, {"labels": labels, "title": "New", "state_event": "close"}):
+        changed = api.as_(dev).put(path, json=body)
+        assert changed.status_code == 400 and changed.json() == {"message": {"labels": refused}}
+    got = api.as_(dev).get(path).json()
+    assert (got["labels"], got["title"], got["state"]) == (["kept"], "Add a", "opened")
+    with rt.db.transaction() as session:
+        assert (session.query(Job).count(), session.query(Event).count()) == (jobs, events)
+
+
+@pytest.mark.parametrize("role", ["guest", "reporter", "outsider"])
+def test_only_who_may_edit_a_request_sets_its_labels(api, team, role):
+    project = team.project
+    mr = _create(api, team.user("developer"), project, labels="kept").json()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    refused = api.as_(team.user(role)).put(path, json={"labels": "mine"})
+    assert refused.status_code == (404 if role == "outsider" else 403)
+    assert api.as_(team.user("master")).get(path).json()["labels"] == ["kept"]
+
+
+def test_labels_from_a_fork_need_the_right_to_edit_upstream_requests(api, rt, team, tmp_path):
+    """Like the assignee: kept only from who may administer the target's requests (GitLab 8.6's
+    filter_params dropped `label_ids`, and its API added labels after the service regardless)."""
+    upstream = team.project
+    for role, kept in (("reporter", []), ("developer", ["from fork"])):
+        who = team.user(role)
+        fork = api.as_(who).post(f"/projects/fork/{upstream.id}").json()
+        work = WorkingCopy(rt, SimpleNamespace(id=fork["id"]), tmp_path / role)
+        work.commit(f"{role} work")
+        work.push("master:from-fork")
+        created = _create(api, who, SimpleNamespace(id=fork["id"]), source_branch="from-fork",
+                          target_project_id=upstream.id, labels="from fork", assignee_id=team.user("master").id)  # fmt: skip
+        assert created.status_code == 200, created.text
+        assert (created.json()["labels"], bool(created.json()["assignee"])) == (kept, bool(kept)), role
+        bad = _create(api, who, SimpleNamespace(id=fork["id"]), source_branch="from-fork",
+                      target_project_id=upstream.id, labels="a&b")  # fmt: skip
+        assert bad.status_code == 400, role  # refused input is refused for everyone

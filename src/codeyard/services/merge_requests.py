@@ -68,8 +68,33 @@ NOT_A_FORK = "Source project is not a fork of target project"
 
 
 def parse_labels(text: str | None) -> list[str]:
-    """A comma list as sorted unique titles."""
-    return sorted({label.strip() for label in (text or "").split(",") if label.strip()})
+    """A comma list as sorted unique titles. GitLab 8.6 checked each title (stripped) as its Label
+    model did, present and free of `&` and `?`, and refused the request with every title refused:
+    400 `{"labels": {title: {"title": [reasons]}}}`. As Ruby's `split(",")`, empty fields at the
+    end are no fields (`"a,b,"` is two titles; `"a,,b"` has a blank one)."""
+    fields = (text or "").split(",")
+    while fields and fields[-1] == "":
+        fields.pop()
+    titles = [field.strip() for field in fields]
+    refused = {title: {"title": reasons} for title in titles if (reasons := _label_errors(title))}
+    if refused:
+        raise BadRequest({"labels": refused})
+    return sorted(set(titles))
+
+
+def _label_errors(title: str) -> list[str]:
+    if not title:
+        return ["can't be blank", "is invalid"]
+    return ["is invalid"] if "&" in title or "?" in title else []
+
+
+def _labels(session: Session, actor, target: Project, text: str | None) -> list[str]:
+    """The labels of a new request, kept (like its assignee) only when the caller may administer
+    the target's requests; checked for everyone."""
+    labels = parse_labels(text)
+    if labels and not access_service.access(session, actor, target).can(policy.ADMIN_MERGE_REQUEST):
+        return []
+    return labels
 
 
 def find(session: Session, project_id: int, mr_id: int) -> MergeRequest:
@@ -292,7 +317,7 @@ def create(session: Session, rt, actor, source: Project, fields: dict[str, Any])
         state=OPENED,
         author_id=actor.id,
         assignee_id=_assignee(session, actor, target, fields.get("assignee_id")),
-        labels=parse_labels(fields.get("labels")),
+        labels=_labels(session, actor, target, fields.get("labels")),
         merge_when_build_succeeds=False,
         merge_status=UNCHECKED,
     )
@@ -336,11 +361,11 @@ def update(
 
 def _edit(session: Session, rt, actor, project: Project, mr: MergeRequest, fields: dict[str, Any]) -> StatusCheck | None:
     """Apply the attributes FIELDS gives; a new target branch needs the check returned."""
+    if "labels" in fields:
+        mr.labels = parse_labels(fields["labels"])
     for name in ("title", "description"):
         if name in fields:
             setattr(mr, name, fields[name])
-    if "labels" in fields:
-        mr.labels = parse_labels(fields["labels"])
     if "assignee_id" in fields:
         mr.assignee_id = _assignee(session, actor, project, fields["assignee_id"])
     check = None
