@@ -372,3 +372,137 @@ def test_changing_the_target_branch(api, team, tmp_path, rt):
     assert same.status_code == 422
     back = api.as_(dev).put(path, json={"target_branch": "master"})
     assert back.json()["merge_status"] == "can_be_merged" and back.json()["target_branch"] == "master"
+
+
+# --- which hooks an update sends -------------------------------------------------------------------
+
+
+@pytest.fixture
+def delivered(api, rt, team):
+    """A function running the job worker: the `action`s of the Merge Request Hook deliveries that
+    arrived at a real receiver since its last call, in order."""
+    from codeyard.jobs.worker import Worker
+    from codeyard.services import settings as settings_service
+
+    from ..receiver import Receiver
+
+    with rt.db.transaction() as session:
+        settings_service.update(session, {"allow_local_requests_from_hooks": True})
+    with Receiver() as receiver:
+        hook = {"url": receiver.url(), "push_events": False, "merge_requests_events": True}
+        assert api.as_(team.user("master")).post(f"/projects/{team.project.id}/hooks", json=hook).status_code == 201
+        seen = 0
+
+        def arrived() -> list[tuple[str, dict]]:
+            nonlocal seen
+            Worker(rt, backoff=0).run_until_idle()
+            new, seen = receiver.requests[seen:], len(receiver.requests)
+            assert {got.headers["x-gitlab-event"] for got in new} <= {"Merge Request Hook"}
+            return [(got.json["object_attributes"]["action"], got.json["object_attributes"]) for got in new]
+
+        yield arrived
+
+
+def test_an_edit_that_closes_or_reopens_sends_that_hook_then_update(api, team, delivered):
+    project, dev = team.project, team.user("developer")
+    mr = _create(api, dev, project).json()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    assert [action for action, _ in delivered()] == ["open"]
+
+    def put(**body) -> list[tuple[str, dict]]:
+        response = api.as_(dev).put(path, json=body)
+        assert response.status_code == 200, response.text
+        return delivered()
+
+    assert [action for action, _ in put(state_event="close")] == ["close"]  # a pure close
+    assert [action for action, _ in put(state_event="reopen")] == ["reopen"]  # a pure reopen
+    closed_and_edited = put(state_event="close", title="Renamed")
+    assert [action for action, _ in closed_and_edited] == ["close", "update"]
+    assert [(a["state"], a["title"]) for _, a in closed_and_edited] == [("closed", "Renamed")] * 2
+    reopened_and_edited = put(state_event="reopen", description="why", target_branch="other")
+    assert [action for action, _ in reopened_and_edited] == ["reopen", "update"]
+    assert [(a["state"], a["target_branch"]) for _, a in reopened_and_edited] == [("reopened", "other")] * 2
+    for edit in ({"assignee_id": team.user("master").id}, {"labels": "bug"}):
+        assert [action for action, _ in put(state_event="close", **edit)] == ["close", "update"], edit
+        assert [action for action, _ in put(state_event="reopen", **edit)] == ["reopen", "update"], edit
+    assert [action for action, _ in put(title="Edited")] == ["update"]  # an edit alone
+    # Nothing to do sends nothing, as in GitLab 8.6 (no state change, no attribute given).
+    assert put() == [] and put(state_event="reopen") == [] and put(state_event="merge") == []
+    assert [action for action, _ in put(state_event="reopen", title="Edited")] == ["update"]
+
+
+# --- labels ------------------------------------------------------------------------------------------
+
+
+def test_labels_are_kept_sorted_and_returned_everywhere(api, team):
+    project, dev = team.project, team.user("developer")
+    created = _create(api, dev, project, labels="gamma, alpha,beta,alpha,")  # a trailing comma is nothing
+    assert created.status_code == 200 and created.json()["labels"] == ["alpha", "beta", "gamma"]
+    path = f"/projects/{project.id}/merge_requests/{created.json()['id']}"
+    assert api.as_(dev).get(path).json()["labels"] == ["alpha", "beta", "gamma"]
+    assert api.as_(dev).get(f"/projects/{project.id}/merge_requests").json()[0]["labels"] == ["alpha", "beta", "gamma"]
+    assert api.as_(dev).put(path, json={"title": "Other"}).json()["labels"] == ["alpha", "beta", "gamma"]  # not given: kept
+    assert api.as_(dev).put(path, json={"labels": "needs review, bug"}).json()["labels"] == ["bug", "needs review"]
+    assert api.as_(dev).get(path).json()["labels"] == ["bug", "needs review"]
+    assert api.as_(dev).put(path, json={"labels": ""}).json()["labels"] == []  # given empty: all removed
+
+
+# GitLab 8.6's Label: `title` present and /\A[^&\?,]+\z/ (a comma cannot reach it: it separates).
+BAD_LABELS = [
+    ("a&b", {"a&b": {"title": ["is invalid"]}}),
+    ("ok, what?", {"what?": {"title": ["is invalid"]}}),
+    ("ok, ,fine", {"": {"title": ["can't be blank", "is invalid"]}}),
+    (",lead", {"": {"title": ["can't be blank", "is invalid"]}}),
+    ("x&y, ?", {"x&y": {"title": ["is invalid"]}, "?": {"title": ["is invalid"]}}),
+]
+
+
+@pytest.mark.parametrize("labels, refused", BAD_LABELS)
+def test_a_label_gitlab_refuses_is_400_and_changes_nothing(api, rt, team, labels, refused):
+    from codeyard.db.models import Job
+
+    project, dev = team.project, team.user("developer")
+    created = _create(api, dev, project, labels=labels)
+    assert created.status_code == 400 and created.json() == {"message": {"labels": refused}}
+    with rt.db.transaction() as session:
+        assert session.query(MergeRequest).count() == 0
+    mr = _create(api, dev, project, labels="kept").json()
+    with rt.db.transaction() as session:
+        jobs, events = session.query(Job).count(), session.query(Event).count()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    for body in ({"labels": labels}, {"labels": labels, "title": "New", "state_event": "close"}):
+        changed = api.as_(dev).put(path, json=body)
+        assert changed.status_code == 400 and changed.json() == {"message": {"labels": refused}}
+    got = api.as_(dev).get(path).json()
+    assert (got["labels"], got["title"], got["state"]) == (["kept"], "Add a", "opened")
+    with rt.db.transaction() as session:
+        assert (session.query(Job).count(), session.query(Event).count()) == (jobs, events)
+
+
+@pytest.mark.parametrize("role", ["guest", "reporter", "outsider"])
+def test_only_who_may_edit_a_request_sets_its_labels(api, team, role):
+    project = team.project
+    mr = _create(api, team.user("developer"), project, labels="kept").json()
+    path = f"/projects/{project.id}/merge_requests/{mr['id']}"
+    refused = api.as_(team.user(role)).put(path, json={"labels": "mine"})
+    assert refused.status_code == (404 if role == "outsider" else 403)
+    assert api.as_(team.user("master")).get(path).json()["labels"] == ["kept"]
+
+
+def test_labels_from_a_fork_need_the_right_to_edit_upstream_requests(api, rt, team, tmp_path):
+    """Like the assignee: kept only from who may administer the target's requests (GitLab 8.6's
+    filter_params dropped `label_ids`, and its API added labels after the service regardless)."""
+    upstream = team.project
+    for role, kept in (("reporter", []), ("developer", ["from fork"])):
+        who = team.user(role)
+        fork = api.as_(who).post(f"/projects/fork/{upstream.id}").json()
+        work = WorkingCopy(rt, SimpleNamespace(id=fork["id"]), tmp_path / role)
+        work.commit(f"{role} work")
+        work.push("master:from-fork")
+        created = _create(api, who, SimpleNamespace(id=fork["id"]), source_branch="from-fork",
+                          target_project_id=upstream.id, labels="from fork", assignee_id=team.user("master").id)  # fmt: skip
+        assert created.status_code == 200, created.text
+        assert (created.json()["labels"], bool(created.json()["assignee"])) == (kept, bool(kept)), role
+        bad = _create(api, who, SimpleNamespace(id=fork["id"]), source_branch="from-fork",
+                      target_project_id=upstream.id, labels="a&b")  # fmt: skip
+        assert bad.status_code == 400, role  # refused input is refused for everyone

@@ -57,7 +57,7 @@ def test_a_commit_with_a_config_creates_a_pipeline_and_its_first_stage(rt, api, 
     assert [j["name"] for j in pipeline.config["jobs"]] == ["compile", "rspec", "deploy_master"]
     (build,) = builds_of(rt, pipeline.id)
     assert (build.name, build.stage, build.stage_idx, build.status, build.ref, build.sha, build.commands) == (
-        "compile", "build", 0, "pending", "master", sha, "make"
+        "compile", "build", 0, "pending", "master", sha, "\nmake"  # no before_script: 8.6 put a newline first
     )
     assert build.user_id == alice.id and build.runner_id is None and build.token_digest is None
 

@@ -183,11 +183,12 @@ def test_a_build_without_commands_or_with_builds_disabled_is_not_retryable(rt, c
     with pytest.raises(Forbidden) as caught, rt.db.transaction() as session:
         builds.retry(session, rt, session.get(Project, project.id), None, session.get(Build, build_id))
     assert str(caught.value.message) == "403 Forbidden - Build is not retryable"
-    with rt.db.transaction() as session:
-        session.get(Project, project.id).builds_enabled = True
-        session.get(Build, build_id).commands = ""
-    with pytest.raises(Forbidden), rt.db.transaction() as session:
-        builds.retry(session, rt, session.get(Project, project.id), None, session.get(Build, build_id))
+    for blank in ("", "\n"):  # "\n": no before_script and `script: []` (GitLab 8.6: not `present?`)
+        with rt.db.transaction() as session:
+            session.get(Project, project.id).builds_enabled = True
+            session.get(Build, build_id).commands = blank
+        with pytest.raises(Forbidden), rt.db.transaction() as session:
+            builds.retry(session, rt, session.get(Project, project.id), None, session.get(Build, build_id))
     assert len(ci.all_builds(pipeline_id)) == 1
 
 

@@ -67,7 +67,9 @@ def test_upload_refusals_change_nothing(runner_api, ci, rt, stages, project):
     assert upload(runner_api, first["id"], runner).status_code == 403
     assert upload(runner_api, 10**6, first["token"]).status_code == 404
     no_file = runner_api.api.post(f"{V1}/builds/{first['id']}/artifacts", data={"token": first["token"]})
-    assert no_file.status_code == 400
+    # GitLab 8.6 (lib/ci/api/builds.rb) said `bad_request!('Missing artifacts file!')`, through the
+    # helper that wraps its argument as a missing attribute's name.
+    assert no_file.status_code == 400 and no_file.json() == {"message": '400 (Bad request) "Missing artifacts file!" not given'}
     assert [b.id for b in ci.all_builds(pipeline_id)] == [first["id"]]  # the second stage waits for this one
     with rt.db.transaction() as session:
         session.execute(update(ApplicationSetting).values(max_artifacts_size=1))

@@ -70,8 +70,24 @@ def test_defaults():
     (job,) = parse("rspec:\n  script: rspec\n").jobs
     assert parse("rspec:\n  script: rspec\n").stages == ["build", "test", "deploy"]
     assert (job["stage"], job["stage_idx"], job["commands"], job["options"], job["variables"], job["when"]) == (
-        "test", 1, "rspec", {}, [], "on_success"
+        "test", 1, "\nrspec", {}, [], "on_success"
     )
+
+
+@pytest.mark.parametrize(
+    "text, commands",
+    [
+        ("before_script: [bundle, make]\nj:\n  script: rspec\n", "bundle\nmake\nrspec"),
+        ("before_script: [bundle]\nj:\n  script: [rspec, rubocop]\n", "bundle\nrspec\nrubocop"),
+        ("j:\n  script: rspec\n", "\nrspec"),
+        ("before_script: []\nj:\n  script: [rspec, rubocop]\n", "\nrspec\nrubocop"),
+        ("before_script:\nj:\n  script: rspec\n", "\nrspec"),
+    ],
+)
+def test_commands_are_the_before_script_a_newline_then_the_script(text, commands):
+    """GitLab 8.6: `"#{@before_script.join("\n")}\n#{script}"`: with no before_script the runner
+    gets a newline first."""
+    assert parse(text).jobs[0]["commands"] == commands
 
 
 def test_types_is_an_alias_of_stages_and_type_of_stage():

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from .common import View, iso
-from .projects import human_namespace_name, urls
+from .projects import urls
 from .users import avatar_url
 
 
 def project_hash(view: View, project) -> dict:
+    """GitLab 8.6's `Project#hook_attrs`: `namespace` is the namespace's name, which for a personal
+    namespace is the username (as `/namespaces` has it), not the owner's display name."""
     links = urls(project, view)
     return {
         "name": project.name,
@@ -16,7 +18,7 @@ def project_hash(view: View, project) -> dict:
         "avatar_url": None,
         "git_ssh_url": links["ssh_url_to_repo"],
         "git_http_url": links["http_url_to_repo"],
-        "namespace": human_namespace_name(project.namespace),
+        "namespace": project.namespace.name,
         "visibility_level": project.visibility_level,
         "path_with_namespace": project.path_with_namespace,
         "default_branch": project.head_branch,

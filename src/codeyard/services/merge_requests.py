@@ -68,8 +68,33 @@ NOT_A_FORK = "Source project is not a fork of target project"
 
 
 def parse_labels(text: str | None) -> list[str]:
-    """A comma list as sorted unique titles."""
-    return sorted({label.strip() for label in (text or "").split(",") if label.strip()})
+    """A comma list as sorted unique titles. GitLab 8.6 checked each title (stripped) as its Label
+    model did, present and free of `&` and `?`, and refused the request with every title refused:
+    400 `{"labels": {title: {"title": [reasons]}}}`. As Ruby's `split(",")`, empty fields at the
+    end are no fields (`"a,b,"` is two titles; `"a,,b"` has a blank one)."""
+    fields = (text or "").split(",")
+    while fields and fields[-1] == "":
+        fields.pop()
+    titles = [field.strip() for field in fields]
+    refused = {title: {"title": reasons} for title in titles if (reasons := _label_errors(title))}
+    if refused:
+        raise BadRequest({"labels": refused})
+    return sorted(set(titles))
+
+
+def _label_errors(title: str) -> list[str]:
+    if not title:
+        return ["can't be blank", "is invalid"]
+    return ["is invalid"] if "&" in title or "?" in title else []
+
+
+def _labels(session: Session, actor, target: Project, text: str | None) -> list[str]:
+    """The labels of a new request, kept (like its assignee) only when the caller may administer
+    the target's requests; checked for everyone."""
+    labels = parse_labels(text)
+    if labels and not access_service.access(session, actor, target).can(policy.ADMIN_MERGE_REQUEST):
+        return []
+    return labels
 
 
 def find(session: Session, project_id: int, mr_id: int) -> MergeRequest:
@@ -292,7 +317,7 @@ def create(session: Session, rt, actor, source: Project, fields: dict[str, Any])
         state=OPENED,
         author_id=actor.id,
         assignee_id=_assignee(session, actor, target, fields.get("assignee_id")),
-        labels=parse_labels(fields.get("labels")),
+        labels=_labels(session, actor, target, fields.get("labels")),
         merge_when_build_succeeds=False,
         merge_status=UNCHECKED,
     )
@@ -302,20 +327,47 @@ def create(session: Session, rt, actor, source: Project, fields: dict[str, Any])
     session.add(mr)
     session.flush()
     events.record(session, target, actor.id, events.CREATED, target_id=mr.id, target_type="MergeRequest", title=mr.title)
-    return mr, plan_check(session, rt, mr, move_head=True, hook="open")
+    return mr, plan_check(session, rt, mr, move_head=True, hooks=("open",))
+
+
+EDITS = ("title", "description", "target_branch", "assignee_id", "labels")
 
 
 def update(
     session: Session, rt, actor, project: Project, mr: MergeRequest, fields: dict[str, Any]
 ) -> tuple[MergeRequest, StatusCheck | None]:
-    """Change MR; when its target changes or it is reopened, the check returned computes its status."""
+    """Change MR; when its target changes or it is reopened, the check returned computes its status.
+    Hooks as GitLab 8.6's UpdateService: `close` or `reopen` for a state change, then `update` when
+    any attribute was given (changed or not); each carries the request as the whole change left it."""
     if "source_branch" in fields:
         raise BadRequest("Source branch cannot be changed")
+    check = _edit(session, rt, actor, project, mr, fields)
+    edited = ("update",) if any(name in fields for name in EDITS) else ()
+    event = fields.get("state_event")
+    if event == "close" and mr.open:
+        mr.state = CLOSED
+        _keep_comparison(rt, mr)
+        _record(session, rt, project, actor, mr, events.CLOSED, "close")
+    elif event == "reopen" and mr.state == CLOSED:
+        mr.state = REOPENED
+        mr.diff_base_sha = mr.diff_head_sha = None  # compared with its branches again
+        events.record(session, project, actor.id, events.REOPENED, target_id=mr.id, target_type="MergeRequest",
+                      title=mr.title)  # fmt: skip
+        # The reopen hook waits for the status; the update hook follows it.
+        return mr, plan_check(session, rt, mr, move_head=True, hooks=("reopen", *edited))
+    for action in edited:
+        _hook(session, rt, project, actor, mr, action)
+    session.flush()
+    return mr, check
+
+
+def _edit(session: Session, rt, actor, project: Project, mr: MergeRequest, fields: dict[str, Any]) -> StatusCheck | None:
+    """Apply the attributes FIELDS gives; a new target branch needs the check returned."""
+    if "labels" in fields:
+        mr.labels = parse_labels(fields["labels"])
     for name in ("title", "description"):
         if name in fields:
             setattr(mr, name, fields[name])
-    if "labels" in fields:
-        mr.labels = parse_labels(fields["labels"])
     if "assignee_id" in fields:
         mr.assignee_id = _assignee(session, actor, project, fields["assignee_id"])
     check = None
@@ -328,21 +380,7 @@ def update(
         check = plan_check(session, rt, mr, move_head=False)
     mr.updated_at = utcnow()
     session.flush()
-    event = fields.get("state_event")
-    if event == "close" and mr.open:
-        mr.state = CLOSED
-        _keep_comparison(rt, mr)
-        _record(session, rt, project, actor, mr, events.CLOSED, "close")
-    elif event == "reopen" and mr.state == CLOSED:
-        mr.state = REOPENED
-        mr.diff_base_sha = mr.diff_head_sha = None  # compared with its branches again
-        events.record(session, project, actor.id, events.REOPENED, target_id=mr.id, target_type="MergeRequest",
-                      title=mr.title)  # fmt: skip
-        check = plan_check(session, rt, mr, move_head=True, hook="reopen")
-    else:
-        _hook(session, rt, project, actor, mr, "update")
-    session.flush()
-    return mr, check
+    return check
 
 
 # --- the head ref and merge_status, with no transaction open -------------------------------------
@@ -357,7 +395,7 @@ CHECK_SECONDS = 60.0
 
 @dataclass(frozen=True)
 class StatusCheck:
-    """What the head ref and the trial merge need, as plain values; HOOK is fired once recorded."""
+    """What the head ref and the trial merge need, as plain values; HOOKS are fired once recorded."""
 
     mr_id: int
     iid: int
@@ -365,24 +403,24 @@ class StatusCheck:
     source: Path | None  # set when the head ref is to follow the source branch
     source_branch: str
     target_branch: str
-    hook: str | None = None
+    hooks: tuple[str, ...] = ()  # hook actions, in order
     job_id: int | None = None  # the job to remove once recorded
 
 
-def _status_check(session: Session, rt, mr: MergeRequest, move_head: bool, hook: str | None = None,
+def _status_check(session: Session, rt, mr: MergeRequest, move_head: bool, hooks: tuple[str, ...] = (),
                   job_id: int | None = None) -> StatusCheck:  # fmt: skip
     source = _source(session, mr) if move_head else None
     target = session.get(Project, mr.target_project_id)
     return StatusCheck(mr.id, mr.iid, path_of(rt, target), path_of(rt, source) if source else None,
-                       mr.source_branch, mr.target_branch, hook, job_id)  # fmt: skip
+                       mr.source_branch, mr.target_branch, hooks, job_id)  # fmt: skip
 
 
-def plan_check(session: Session, rt, mr: MergeRequest, move_head: bool, hook: str | None = None) -> StatusCheck:
+def plan_check(session: Session, rt, mr: MergeRequest, move_head: bool, hooks: tuple[str, ...] = ()) -> StatusCheck:
     """MR waits for its status (`unchecked`), and the job that computes it should this check never finish."""
     mr.merge_status = UNCHECKED
     job = queue.enqueue(session, CHECK_KIND, {"merge_request_id": mr.id}, delay=CHECK_SECONDS)
     session.flush()
-    return _status_check(session, rt, mr, move_head, hook, job.id)
+    return _status_check(session, rt, mr, move_head, hooks, job.id)
 
 
 def run_check(check: StatusCheck) -> bool | None:
@@ -399,7 +437,7 @@ def run_check(check: StatusCheck) -> bool | None:
 
 def finish_check(session: Session, rt, actor, check: StatusCheck, mergeable: bool | None) -> MergeRequest:
     """Record MERGEABLE while the request is open, still `unchecked` and into the same branch, then
-    fire the check's hook (its last commit is the head just moved). Its job is not needed any more
+    fire the check's hooks (its last commit is the head just moved). Its job is not needed any more
     unless git failed."""
     if mergeable is not None:
         if check.job_id is not None:
@@ -412,8 +450,9 @@ def finish_check(session: Session, rt, actor, check: StatusCheck, mergeable: boo
             .execution_options(synchronize_session="fetch")
         )  # fmt: skip
     mr = session.get(MergeRequest, check.mr_id, populate_existing=True)  # as recorded, by whichever check
-    if check.hook is not None and mr is not None:
-        _hook(session, rt, session.get(Project, mr.target_project_id), actor, mr, check.hook)
+    if mr is not None:
+        for action in check.hooks:
+            _hook(session, rt, session.get(Project, mr.target_project_id), actor, mr, action)
     return mr
 
 

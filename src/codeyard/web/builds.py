@@ -56,7 +56,7 @@ async def build_page(ctx: Ctx) -> Response:
     runner = builds.runners_of(ctx.session, [build]).get(build.runner_id)
     may_update = ctx.actor is not None and p.can(policy.UPDATE_BUILD)
     buttons = {"cancel": may_update and build.status in ACTIVE_STATES,
-               "retry": may_update and p.project.builds_enabled and bool(build.commands)}  # fmt: skip
+               "retry": may_update and builds.retryable(p.project, build)}  # fmt: skip
     return _render(ctx, "build.html", p, "builds", build=build, runner=runner, buttons=buttons,
                    trace=shown.decode("utf-8", "replace"), cut=len(data) - len(shown), offset=len(data),
                    following=build.status in ACTIVE_STATES and not build.generic)  # fmt: skip

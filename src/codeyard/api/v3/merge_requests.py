@@ -119,7 +119,7 @@ async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
 
 TITLE = Str("title", max_length=255, doc="The title; a [WIP], WIP: or WIP prefix marks work in progress")
 DESCRIPTION = Str("description", max_length=1_000_000, multiline=True, nullable=True)
-LABELS = Str("labels", max_length=10_000, nullable=True, doc="A comma-separated list")
+LABELS = Str("labels", max_length=10_000, nullable=True, doc="A comma-separated list of titles, none blank or holding & or ?")
 
 
 @API.post(

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from ...db.hooks import on_commit, on_rollback
 from ...db.models import ApplicationSetting, Build
-from ...errors import BadRequest, NotFound, PayloadTooLarge
+from ...errors import MissingParam, NotFound, PayloadTooLarge
 from .. import settings as settings_service
 from ..uploads import copy_bounded, sanitize_filename
 
@@ -62,7 +62,7 @@ def check_size(session: Session, size) -> None:
 def store(session: Session, rt, build: Build, upload) -> None:
     """Copy UPLOAD (a Starlette UploadFile) as BUILD's artifacts; 413 over the size limit."""
     if upload is None or not hasattr(upload, "read"):
-        raise BadRequest("400 (Bad request) \"file\" not given")
+        raise MissingParam("Missing artifacts file!")  # GitLab 8.6's words, through the same helper
     limit = max_bytes(session)
     target = path(rt, build)
     target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -273,10 +273,16 @@ def cancel(session: Session, rt, build: Build) -> Build:
     return build
 
 
+def retryable(project: Project, build: Build) -> bool:
+    """GitLab 8.6's `retryable?`: builds enabled and commands present (not only blanks: a job with
+    no before_script and an empty script has a newline); never an external status."""
+    return bool(project.builds_enabled and not build.generic and build.commands.strip())
+
+
 def retry(session: Session, rt, project: Project, actor, build: Build) -> Build:
     """A new pending build doing what BUILD did (in any state, as in GitLab 8); BUILD and any
     earlier retry of it stop counting for the pipeline."""
-    if not project.builds_enabled or build.generic or not build.commands:
+    if not retryable(project, build):
         raise Forbidden(NOT_RETRYABLE)
     session.execute(
         update(Build)

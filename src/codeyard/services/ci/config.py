@@ -323,7 +323,8 @@ def _build_job(name: str, job: dict, stages: list[str], globals_: dict) -> dict:
         "name": name,
         "stage": job["stage"],
         "stage_idx": stages.index(job["stage"]),
-        "commands": "\n".join([*globals_["before_script"], *script]),
+        # GitLab 8.6: the before_script's lines, a newline, the script's (a newline first without one).
+        "commands": "\n".join(globals_["before_script"]) + "\n" + "\n".join(script),
         "options": {key: value for key, value in options.items() if value is not None},
         "variables": [{"key": k, "value": v, "public": True} for k, v in globals_["variables"].items()],
         "tags": list(job.get("tags") or []),
