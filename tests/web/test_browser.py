@@ -26,13 +26,6 @@ NEEDS_BROWSER = pytest.mark.skipif(
 
 
 @pytest.fixture
-def browser():
-    opened = Browser(CHROMIUM)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
 def shots(tmp_path):
     """Where screenshots go; CODEYARD_SCREENSHOTS=<dir> keeps a copy (the docs' pictures)."""
     keep = os.environ.get("CODEYARD_SCREENSHOTS")
@@ -97,6 +90,7 @@ def test_main_flows_in_a_browser(live, users, projects, rt, tmp_path, browser, s
 
     browser.submit("form[action$='/notes']", {"note": "Looks good to me :+1:"})
     assert "Looks good to me" in browser.text()
+    browser.evaluate("document.getElementById('notes').scrollIntoView({block: 'center'})")  # the comment in the picture
     shots(browser, "comment")
 
     browser.submit("form[action$='/accept']", button="button[name=accept]")
