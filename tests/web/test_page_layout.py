@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from codeyard.db.models import Build, Project, User
+from codeyard.db.models import Build
 from codeyard.git.refs import ZERO_SHA
-from codeyard.services import pushes
 from codeyard.services.ci import traces
 from tests.builds.conftest import CiFactory
-from tests.support import WorkingCopy
+from tests.support import WorkingCopy, record_push
 
 from .browser import Browser, is_blank
 from .test_browser import CHROMIUM, NEEDS_BROWSER
@@ -46,12 +45,6 @@ def handle(request):
 TRACE = b"$ make\ncc -O2 -Wall -Wextra -o wonderland main.c greeting.c --some-rather-long-option=with-a-long-value\nBuild succeeded.\n"
 
 
-def _post_push(rt, project, user, *updates) -> None:
-    with rt.db.transaction() as session:
-        pushes.post_push(session, rt, session.get(Project, project.id), session.get(User, user.id),
-                         [pushes.RefUpdate(*update) for update in updates])  # fmt: skip
-
-
 @pytest.fixture
 def site(live, rt, users, projects, tmp_path):
     """A public project with files, a tag, a pipeline, a webhook and an open merge request with a
@@ -74,7 +67,7 @@ def site(live, rt, users, projects, tmp_path):
     second = work.commit("Greet every visitor politely, with the name they gave or the whole world", {"app.py": APP})
     work.git("tag", "-a", "v1.0", "-m", "The first release", first)
     work.push("master", branch, "v1.0")
-    _post_push(rt, project, alice, ("refs/heads/master", ZERO_SHA, first), ("refs/heads/" + branch, ZERO_SHA, second))
+    record_push(rt, project, alice, ("refs/heads/master", ZERO_SHA, first), ("refs/heads/" + branch, ZERO_SHA, second))
     api = live.api.as_(alice)
     created = live.api.as_(bob).post(f"/projects/{project.id}/merge_requests", json={
         "source_branch": branch, "target_branch": "master", "title": "Greet politely",

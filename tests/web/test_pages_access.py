@@ -8,10 +8,9 @@ import re
 
 import pytest
 
-from codeyard.db.models import Project, User
+from codeyard.db.models import User
 from codeyard.git.refs import ZERO_SHA as ZERO
-from codeyard.services import pushes
-from tests.support import ROLES, QueryCounter, WorkingCopy, make_team
+from tests.support import ROLES, QueryCounter, WorkingCopy, make_team, record_push
 
 PRIVATE, INTERNAL, PUBLIC = 0, 10, 20
 
@@ -111,12 +110,6 @@ def test_start_page_of_a_member_lists_their_projects_and_activity(browser_for, u
     assert "created" in text  # the project's creation event
 
 
-def post_push(rt, project, user, *updates) -> None:
-    with rt.db.transaction() as session:
-        pushes.post_push(session, rt, session.get(Project, project.id), session.get(User, user.id),
-                         [pushes.RefUpdate(*update) for update in updates])  # fmt: skip
-
-
 def _events(page: str) -> list[str]:
     """The dashboard's activity lines, tags and times dropped, spaces folded."""
     items = re.findall(r'<li class="event">(.*?)</li>', page, re.S)
@@ -135,7 +128,7 @@ def test_push_events_on_the_start_page_name_their_branch_or_tag(browser_for, rt,
     work.push("master")
     work.git("tag", "v1.0", second)
     work.push("master:feature/x", "v1.0")
-    post_push(rt, project, alice, ("refs/heads/master", ZERO, first), ("refs/heads/master", first, second),
+    record_push(rt, project, alice, ("refs/heads/master", ZERO, first), ("refs/heads/master", first, second),
               ("refs/heads/feature/x", ZERO, second), ("refs/tags/v1.0", ZERO, second),
               ("refs/heads/feature/x", second, ZERO))  # fmt: skip
     page = browser_for(alice).get("/").text
