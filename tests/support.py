@@ -16,9 +16,9 @@ import jsonschema_rs
 from sqlalchemy import event as sqlalchemy_event
 
 from codeyard import config as config_module
-from codeyard.db.models import GroupMember, Namespace, ProjectMember, User
+from codeyard.db.models import GroupMember, Namespace, Project, ProjectMember, User
 from codeyard.runtime import Runtime
-from codeyard.services import credentials, groups, projects
+from codeyard.services import credentials, groups, projects, pushes
 from codeyard.services import users as user_service
 
 DEFAULT_PASSWORD = "correct-horse-battery"
@@ -397,3 +397,11 @@ class WorkingCopy:
 
     def push(self, *refspecs: str) -> None:
         self.git("push", "-q", "origin", *(refspecs or ("master",)))
+
+
+def record_push(rt: Runtime, project: TestProject, user: TestUser, *updates: tuple[str, str, str]) -> None:
+    """What the git transport does after a push (events, default branch, pipelines, hooks) for
+    UPDATES, (ref, before, after) each, that a WorkingCopy pushed straight to the repository."""
+    with rt.db.transaction() as session:
+        pushes.post_push(session, rt, session.get(Project, project.id), session.get(User, user.id),
+                         [pushes.RefUpdate(*update) for update in updates])  # fmt: skip

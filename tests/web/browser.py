@@ -43,6 +43,10 @@ class Browser:
         self.socket = self._connection.__enter__()
         self._ids = itertools.count(1)
         self.send("Page.enable")
+        self.resize(width, height)
+
+    def resize(self, width: int, height: int = 900) -> None:
+        """Lay the pages out in a window WIDTH x HEIGHT CSS pixels wide."""
         self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
 
     def _port(self) -> int:
@@ -131,6 +135,19 @@ class Browser:
         clip = {"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 0.25}
         return base64.b64decode(self.send("Page.captureScreenshot", format="png", clip=clip)["data"])
 
+    def whole_page(self, path: Path) -> None:
+        """Save a screenshot of the whole page (beyond the window) to PATH. Captured whole, the page
+        has no scroll bar and is laid out as wide as the window."""
+        height = self.send("Page.getLayoutMetrics")["cssContentSize"]["height"]
+        clip = {"x": 0, "y": 0, "width": self.evaluate("window.innerWidth"), "height": height, "scale": 1}
+        data = self.send("Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True)["data"]
+        path.write_bytes(base64.b64decode(data))
+
+    def layout_problems(self, selectors: tuple[str, ...] = ()) -> list[str]:
+        """What looks broken on the page as laid out (LAYOUT_PROBE); SELECTORS name elements that
+        must be shown inside the window."""
+        return self.evaluate(f"({LAYOUT_PROBE})({json.dumps(list(selectors))})")
+
     def close(self) -> None:
         try:
             self._connection.__exit__(None, None, None)
@@ -141,6 +158,52 @@ class Browser:
             except subprocess.TimeoutExpired:
                 self.process.kill()
             shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# What a reader would call broken, found in the laid-out page:
+# - the page is wider than the window (the reader scrolls sideways; boxes that scroll their own
+#   content, like code, are fine);
+# - a box, a box's head or body, a row of actions, a notice, a list item or a preformatted block
+#   drawn with nothing in it (no text, no generated text, no control or picture);
+# - in a row of actions, a control off the line of the one before it, unless it starts a new line
+#   (is at the row's left edge);
+# - text that needs an emoji font, which many machines lack (it shows as empty squares);
+# - an element named by the caller missing, hidden or reaching outside the window.
+LAYOUT_PROBE = r"""(selectors) => {
+  const problems = [], width = document.documentElement.clientWidth;  // the window less its scroll bar
+  const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+    + [...el.classList].map(c => '.' + c).join('') + (el.textContent.trim() ? ` "${el.textContent.trim().slice(0, 30)}"` : '');
+  const shown = el => {
+    const box = el.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden';
+  };
+  const page = document.documentElement.scrollWidth;
+  if (page > width) problems.push(`the page is ${page} px wide in a ${width} px window`);
+  const filled = 'input:not([type=hidden]), textarea, select, button, img, svg';
+  const generated = el => ['::before', '::after'].some(part => !['none', 'normal'].includes(getComputedStyle(el, part).content));
+  for (const el of document.querySelectorAll('.box, .box > .head, .box > .body, .actions, .notice, ul.items > li, pre')) {
+    if (shown(el) && !el.innerText.trim() && !el.querySelector(filled) && !generated(el)) problems.push(`an empty ${name(el)}`);
+  }
+  const controls = 'button, input:not([type=hidden]), select, a.button';
+  for (const row of document.querySelectorAll('.actions')) {
+    const items = [...row.querySelectorAll(controls)].filter(shown).map(el => [el, el.getBoundingClientRect()]);
+    const left = Math.min(...items.map(([, box]) => box.left)), middle = box => (box.top + box.bottom) / 2;
+    items.slice(1).forEach(([el, box], index) => {
+      const [before, previous] = items[index];
+      const off = Math.round(middle(box) - middle(previous));
+      if (box.left > left + 2 && Math.abs(off) > 4) problems.push(`${name(el)} sits ${off} px off the line of ${name(before)}`);
+    });
+  }
+  const emoji = document.body.innerText.match(/[\u{1F000}-\u{1FAFF}\u{2600}-\u{27BF}]/u);
+  if (emoji) problems.push(`the text needs an emoji font: ${emoji[0]}`);
+  for (const selector of selectors) {
+    const el = document.querySelector(selector);
+    if (!el || !shown(el)) { problems.push(`no ${selector} shown`); continue; }
+    const box = el.getBoundingClientRect();
+    if (box.left < 0 || box.right > width + 0.5) problems.push(`${selector} reaches outside the window (${Math.round(box.left)} to ${Math.round(box.right)} px)`);
+  }
+  return problems;
+}"""
 
 
 # --- is a screenshot blank? -------------------------------------------------------------------------

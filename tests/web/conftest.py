@@ -12,6 +12,7 @@ from codeyard.services import signin, web_sessions
 
 # A real runner process and pushes over HTTP, for the browser test that watches a build run.
 from ..ci.conftest import git, owner, project, pusher, runner, start_runner  # noqa: F401
+from .browser import Browser, find_chromium
 
 TOKEN = re.compile(r'name="authenticity_token" value="([0-9a-f]+)"')
 
@@ -58,6 +59,14 @@ class WebClient:
         response = self.post("/users/sign_in", {"login": login or user.username, "password": user.password})
         assert response.status_code == 303, response.text
         return response
+
+
+@pytest.fixture
+def browser():
+    """A headless Chromium at desktop width (the tests asking for it are marked NEEDS_BROWSER)."""
+    opened = Browser(find_chromium())
+    yield opened
+    opened.close()
 
 
 @pytest.fixture

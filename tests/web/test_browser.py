@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import WorkingCopy
+from codeyard.git.refs import ZERO_SHA
+from tests.support import WorkingCopy, record_push
 
 from ..ci.conftest import wait_for
 from .browser import Browser, find_chromium, is_blank
@@ -23,13 +24,6 @@ CHROMIUM = find_chromium()
 NEEDS_BROWSER = pytest.mark.skipif(
     CHROMIUM is None, reason="no chromium browser installed (apt-get install chromium, or set CODEYARD_CHROMIUM)"
 )
-
-
-@pytest.fixture
-def browser():
-    opened = Browser(CHROMIUM)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture
@@ -54,19 +48,20 @@ def test_main_flows_in_a_browser(live, users, projects, rt, tmp_path, browser, s
     bob = users.create("bob", name="Bob Builder")
     project = projects.create(alice, name="wonderland", visibility=10,
                               description="A small service with a README, some code and a merge request.")  # fmt: skip
-    projects.add_member(project, bob, 30)
+    projects.add_member(project, bob, 40)  # a master: the pushed master branch is protected
     work = WorkingCopy(rt, project, tmp_path / "work")
-    work.commit("Start the project", {
+    start = work.commit("Start the project", {
         "README.md": "# Wonderland\n\nA *tiny* example service.\n\n- `app.py` answers requests\n- `tests/` checks it\n",
         "app.py": "import json\n\n\ndef handle(request):\n    \"\"\"Answer with a greeting.\"\"\"\n"
                   "    return json.dumps({'hello': request.get('name', 'world')})\n",
         "tests/test_app.py": "from app import handle\n\n\ndef test_handle():\n    assert 'world' in handle({})\n",
     })  # fmt: skip
     work.git("checkout", "-q", "-b", "polite-greeting")
-    work.commit("Greet politely", {"app.py": "import json\n\n\ndef handle(request):\n    \"\"\"Answer with a polite greeting.\"\"\"\n"
+    greeting = work.commit("Greet politely", {"app.py": "import json\n\n\ndef handle(request):\n    \"\"\"Answer with a polite greeting.\"\"\"\n"
                                               "    name = request.get('name', 'world')\n"
                                               "    return json.dumps({'hello': f'dear {name}'})\n"})  # fmt: skip
     work.push("master", "polite-greeting")
+    record_push(rt, project, alice, ("refs/heads/master", ZERO_SHA, start), ("refs/heads/polite-greeting", ZERO_SHA, greeting))
     created = live.api.as_(bob).post(f"/projects/{project.id}/merge_requests", json={
         "source_branch": "polite-greeting", "target_branch": "master", "title": "Greet politely",
         "description": "Adds **dear** before the name.",
@@ -77,7 +72,7 @@ def test_main_flows_in_a_browser(live, users, projects, rt, tmp_path, browser, s
     browser.open(base + "/users/sign_in")
     shots(browser, "sign-in")
     browser.submit("form[action='/users/sign_in']", {"login": "bob", "password": bob.password})
-    assert "Your projects" in browser.text()
+    assert "Your projects" in browser.text() and "Alice Liddell pushed new branch polite-greeting at" in browser.text()
     shots(browser, "dashboard")
 
     browser.open(f"{base}/alice/wonderland")
@@ -97,6 +92,7 @@ def test_main_flows_in_a_browser(live, users, projects, rt, tmp_path, browser, s
 
     browser.submit("form[action$='/notes']", {"note": "Looks good to me :+1:"})
     assert "Looks good to me" in browser.text()
+    browser.evaluate("document.getElementById('notes').scrollIntoView({block: 'center'})")  # the comment in the picture
     shots(browser, "comment")
 
     browser.submit("form[action$='/accept']", button="button[name=accept]")

@@ -76,6 +76,7 @@ def test_buttons_follow_the_rules(api, team, browser_for):
         assert ("Accept merge request" in text) == may_merge, role
         assert ("Merge when build succeeds" in text) == may_merge, role
         assert (f'action="{path}/close"' in text) == may_merge, role
+        assert ('class="body actions"' in text) == may_merge, role  # no empty box under the status
         assert (f'action="{path}/notes"' in text) is True, role  # guests may comment
 
 

@@ -4,10 +4,13 @@ a readable project without the ability is 403."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from codeyard.db.models import User
-from tests.support import ROLES, QueryCounter, WorkingCopy, make_team
+from codeyard.git.refs import ZERO_SHA as ZERO
+from tests.support import ROLES, QueryCounter, WorkingCopy, make_team, record_push
 
 PRIVATE, INTERNAL, PUBLIC = 0, 10, 20
 
@@ -105,6 +108,41 @@ def test_start_page_of_a_member_lists_their_projects_and_activity(browser_for, u
     text = browser_for(alice).get("/").text
     assert "mine" in text and "not-mine" not in text
     assert "created" in text  # the project's creation event
+
+
+def _events(page: str) -> list[str]:
+    """The dashboard's activity lines, tags and times dropped, spaces folded."""
+    items = re.findall(r'<li class="event">(.*?)</li>', page, re.S)
+    lines = [" ".join(re.sub(r"<[^>]+>", " ", item).split()) for item in items]
+    return [re.sub(r" \d{4}-\d\d-\d\d \d\d:\d\d$", "", line) for line in lines]
+
+
+def test_push_events_on_the_start_page_name_their_branch_or_tag(browser_for, rt, users, projects, tmp_path):
+    """As GitLab 8.6's events/_push: `pushed to branch master at …`, the ref linked to its commits
+    (not once it is deleted)."""
+    alice = users.create("alice", name="Alice")
+    project = projects.create(alice, name="hello")
+    work = WorkingCopy(rt, project, tmp_path / "work")
+    first = work.commit("one", {"a.txt": "1\n"})
+    second = work.commit("two", {"a.txt": "2\n"})
+    work.push("master")
+    work.git("tag", "v1.0", second)
+    work.push("master:feature/x", "v1.0")
+    record_push(rt, project, alice, ("refs/heads/master", ZERO, first), ("refs/heads/master", first, second),
+              ("refs/heads/feature/x", ZERO, second), ("refs/tags/v1.0", ZERO, second),
+              ("refs/heads/feature/x", second, ZERO))  # fmt: skip
+    page = browser_for(alice).get("/").text
+    at = f"at {alice.username} / hello"
+    assert _events(page)[:5] == [
+        f"Alice deleted branch feature/x {at}",
+        f"Alice pushed new tag v1.0 {at}",
+        f"Alice pushed new branch feature/x {at}",
+        f"Alice pushed to branch master {at}",
+        f"Alice pushed new branch master {at}",
+    ], page
+    base = f"/{project.path_with_namespace}/commits"
+    assert page.count(f'href="{base}/master"') == 2 and page.count(f'href="{base}/v1.0"') == 1
+    assert page.count(f'href="{base}/feature/x"') == 1  # the new branch's line; its deletion is not a link
 
 
 def test_groups_and_users_pages(browser_for, users, projects, rt):

@@ -11,7 +11,7 @@ from ..db.models import Event, Note, Project, User, utcnow
 from ..db.models.merge_requests import noteable_type_of
 from ..db.queries import api_text, joined_columns, joined_part, page_statements
 from ..db.queries import read_page as read_page_of
-from ..git.refs import ZERO_SHA
+from ..git.refs import HEADS, TAGS, ZERO_SHA
 from .users import CONTACT_FIELDS, Contact
 
 CREATED, UPDATED, CLOSED, REOPENED, PUSHED, COMMENTED, MERGED, JOINED, LEFT, DESTROYED = range(1, 11)
@@ -57,6 +57,18 @@ def action_name(event: Event) -> str:
     if event.action == CREATED and event.target_type is None:
         return "created"
     return _NAMES.get(event.action, "opened")
+
+
+def pushed_ref(event: Event) -> tuple[str, str] | None:
+    """(ref type, ref name) of a push event, as GitLab's `ref_type`/`ref_name`: ("branch",
+    "master"), ("tag", "v1.0"); None for other events."""
+    if event.action != PUSHED:
+        return None
+    ref = (event.data or {}).get("ref") or ""
+    for prefix, kind in ((HEADS, "branch"), (TAGS, "tag")):
+        if ref.startswith(prefix):
+            return kind, ref[len(prefix) :]
+    return None
 
 
 # --- the read path: a page of a project's events, no session ---------------------------------------

@@ -110,7 +110,8 @@ def recent_events(ctx: Ctx) -> list[tuple]:
 def home(ctx: Ctx) -> Response:
     if ctx.actor is None:
         return render(ctx, "home.html", projects=_projects(ctx, VISIBLE))
-    return render(ctx, "home.html", projects=_projects(ctx, MINE), events=recent_events(ctx), event_name=events.action_name)
+    return render(ctx, "home.html", projects=_projects(ctx, MINE), events=recent_events(ctx),
+                  event_name=events.action_name, pushed_ref=events.pushed_ref)  # fmt: skip
 
 
 # --- signing in and out -------------------------------------------------------------------------
