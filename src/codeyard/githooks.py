@@ -39,7 +39,7 @@ import sys
 from types import SimpleNamespace
 
 from .git.refs import HEADS, MERGE_REQUESTS, ZERO_SHA, acceptable_ref
-from .policies.branches import refusal
+from .policies.branches import NO_FORCE_PUSH, refusal
 from .policies.projects import Access
 
 
@@ -78,7 +78,9 @@ def parse_rules(text: str) -> tuple[Access, dict[str, SimpleNamespace]]:
     return Access(frozenset(abilities)), protected
 
 
-def check(lines: list[str], rules: str) -> list[str]:
+def check(lines: list[str], rules: str, descends=descends) -> list[str]:
+    """Why the updates of LINES (`<old> <new> <ref>`) are refused under RULES; none when allowed.
+    DESCENDS(old, new) answers whether an update of a protected branch moves it forward."""
     access, protected = parse_rules(rules)
     reasons = []
     for line in lines:
@@ -97,6 +99,23 @@ def check(lines: list[str], rules: str) -> list[str]:
     return reasons
 
 
+def vet(lines: list[str], rules: str) -> tuple[list[str], list[str]] | None:
+    """What the server decides from a push's commands before git has its pack (transport reads them
+    from the request): `check` with every protected branch's update assumed to move it forward.
+    None when that refuses some update (the Python hook then runs and says why); otherwise the
+    lines, and those of them whose protected branch must move forward, which only git can tell
+    once the pack is in: the vetted hook (`VETTED_SCRIPT`) asks it, and refuses any update that is
+    not one of the lines."""
+    must_move_forward = []
+    for line in lines:
+        assumed = []
+        if check([line], rules, descends=lambda old, new, seen=assumed: seen.append(1) or True):
+            return None
+        if assumed:
+            must_move_forward.append(line)
+    return lines, must_move_forward
+
+
 def pre_receive() -> int:
     lines = [line for line in sys.stdin.read().splitlines() if line.strip()]
     reasons = check(lines, os.environ.get("CODEYARD_PUSH_RULES", ""))
@@ -112,6 +131,28 @@ exec dd of="$CODEYARD_PUSH_JOURNAL" oflag=append conv=notrunc,nocreat,fsync stat
 """
 
 
+VETTED_SCRIPT = f"""#!/bin/sh
+# codeyard: the pre-receive of a push the server vetted from its commands (githooks.vet): every
+# update must be one of CODEYARD_VETTED, and those in CODEYARD_FAST_FORWARD must move forward.
+nl='
+'
+status=0
+while read -r old new ref; do
+  line="$old $new $ref"
+  case "$nl$CODEYARD_VETTED$nl" in
+    *"$nl$line$nl"*) ;;
+    *) echo "codeyard: this update was not among the push's commands ($ref)" >&2; status=1; continue ;;
+  esac
+  case "$nl$CODEYARD_FAST_FORWARD$nl" in
+    *"$nl$line$nl"*)
+      git merge-base --is-ancestor --end-of-options "$old" "$new" >/dev/null 2>&1 ||
+        {{ echo "codeyard: {NO_FORCE_PUSH} ($ref)" >&2; status=1; }} ;;
+  esac
+done
+exit $status
+"""
+
+
 @functools.cache
 def scripts(python: str) -> dict[str, str]:
     """The hook files codeyard installs, by name, for the Python interpreter PYTHON. (Run by the
@@ -124,6 +165,9 @@ def scripts(python: str) -> dict[str, str]:
         "pre-receive": f"#!/bin/sh\nexec {shlex.quote(python)} -I -S -c {shlex.quote(start)} pre-receive\n",
         "reference-transaction": JOURNAL_SCRIPT,
     }
+
+
+VETTED_SCRIPTS = {"pre-receive": VETTED_SCRIPT, "reference-transaction": JOURNAL_SCRIPT}
 
 
 def main(argv: list[str]) -> int:

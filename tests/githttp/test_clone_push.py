@@ -180,6 +180,34 @@ def test_protected_branch_rules(git, live, rt, alice, users, projects):
     assert server_ref(rt, project, "refs/heads/topic") is None
 
 
+def test_a_push_judged_from_its_commands_and_by_the_hook_alike(git, live, rt, alice, users, projects):
+    """Pushes vetted by the server from their commands (githooks.vet) and pushes left to the Python
+    hook (a refusal, a command list over the limit) follow the same rules, and a refused update
+    refuses the whole push."""
+    project = projects.create(alice, name="demo")
+    work, first = push_master(git, live, project, alice)
+    developer = users.create("dev")
+    projects.add_member(project, developer, DEVELOPER)
+    protect(rt, project)
+    second = git.commit(work, "two.txt", "2\n", "second")
+    git.run("push", repo_url(live, project, alice), "master", "HEAD:refs/heads/topic", cwd=work)  # vetted, master moves forward
+    assert server_ref(rt, project, "refs/heads/master") == second
+    git.run("reset", "-q", "--hard", first, cwd=work)
+    git.commit(work, "other.txt", "o\n", "rewritten history")
+    both = git.run("push", "--force", repo_url(live, project, alice), "HEAD:refs/heads/feature", "HEAD:master", cwd=work, check=False)
+    assert both.returncode != 0 and "force push code to a protected branch" in both.stderr
+    assert server_ref(rt, project, "refs/heads/master") == second and server_ref(rt, project, "refs/heads/feature") is None
+    git.run("reset", "-q", "--hard", second, cwd=work)
+    git.commit(work, "three.txt", "3\n", "third")
+    developer_push = git.run("push", repo_url(live, project, developer), "HEAD:refs/heads/ok", "HEAD:master", cwd=work, check=False)
+    assert "You are not allowed to push code to protected branches" in developer_push.stderr
+    assert server_ref(rt, project, "refs/heads/ok") is None
+    for number in range(250):  # about 25 KB of commands: judged by the Python hook
+        git.run("tag", f"release-{number:04d}", cwd=work)
+    git.run("push", "-q", repo_url(live, project, developer), "--tags", cwd=work)
+    assert server_ref(rt, project, "refs/tags/release-0249") is not None
+
+
 def test_developers_can_push_flag(git, live, rt, alice, users, projects):
     project = projects.create(alice, name="demo")
     work, _ = push_master(git, live, project, alice)

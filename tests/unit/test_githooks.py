@@ -6,7 +6,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from codeyard import githooks
+from codeyard.policies.branches import NO_FORCE_PUSH
 
 OLD, NEW = "1" * 40, "2" * 40
 
@@ -62,3 +65,73 @@ def test_pushes_to_a_protected_branch_are_judged_by_the_rules():
         "You are not allowed to force push code to a protected branch on this project. (refs/heads/dev)"
     ]
     assert githooks.check([f"{'0' * 40} {NEW} refs/heads/dev", f"{'0' * 40} {NEW} refs/heads/other"], rules) == []
+
+
+# --- a push vetted by the server from its commands, and the shell hook that finishes the job -----
+
+PROTECTED = {"master": {"developers_can_push": False}, "dev": {"developers_can_push": True}}
+ZERO = "0" * 40
+
+
+def test_vet_passes_what_needs_no_objects_and_lists_protected_updates():
+    master = githooks.push_rules({"push_code", "push_code_to_protected_branches", "admin_project"}, PROTECTED)
+    lines = [f"{OLD} {NEW} refs/heads/topic", f"{OLD} {NEW} refs/heads/master", f"{ZERO} {NEW} refs/heads/dev",
+             f"{ZERO} {NEW} refs/tags/v1", f"{OLD} {ZERO} refs/heads/topic2"]  # fmt: skip
+    assert githooks.vet(lines, master) == (lines, [f"{OLD} {NEW} refs/heads/master"])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"{OLD} {NEW} refs/heads/master",  # a developer on a protected branch
+        f"{OLD} {ZERO} refs/heads/dev",  # deleting a protected branch
+        f"{OLD} {NEW} refs/tags/v1",  # moving a tag
+        f"{ZERO} {NEW} refs/merge-requests/1/head",
+        f"{ZERO} {NEW} refs/heads/-x",
+    ],
+)
+def test_vet_leaves_every_refusal_to_the_python_hook(line):
+    developer = githooks.push_rules({"push_code"}, PROTECTED)
+    assert githooks.vet([f"{ZERO} {NEW} refs/heads/fine", line], developer) is None
+    assert githooks.check([line], developer)  # and that hook refuses it
+
+
+def run_vetted_hook(repository, lines: str, vetted: list[str], fast_forward: list[str]):
+    script = repository / "vetted-pre-receive"
+    script.write_text(githooks.VETTED_SCRIPT)
+    script.chmod(0o700)
+    env = {"PATH": os.environ["PATH"], "CODEYARD_VETTED": "\n".join(vetted), "CODEYARD_FAST_FORWARD": "\n".join(fast_forward)}
+    return subprocess.run([str(script)], input=lines, env=env, cwd=repository, capture_output=True, text=True)
+
+
+@pytest.fixture
+def history(tmp_path):
+    """A repository with commits a <- b, and c beside them (not a descendant of b)."""
+    git = lambda *args: subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True, text=True).stdout.strip()  # noqa: E731
+    git("init", "-q")
+    shas = {}
+    for name, parent in (("a", None), ("b", "a"), ("c", "a")):
+        git("checkout", "-q", "--detach", shas[parent]) if parent else None
+        git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", name)
+        shas[name] = git("rev-parse", "HEAD")
+    return tmp_path, shas
+
+
+def test_the_vetted_hook_refuses_a_force_push_of_a_listed_branch(history):
+    repository, sha = history
+    forward, rewrite = f"{sha['a']} {sha['b']} refs/heads/master", f"{sha['b']} {sha['c']} refs/heads/master"
+    assert run_vetted_hook(repository, forward + "\n", [forward], [forward]).returncode == 0
+    refused = run_vetted_hook(repository, rewrite + "\n", [rewrite], [rewrite])
+    assert refused.returncode == 1
+    assert refused.stderr == f"codeyard: {NO_FORCE_PUSH} (refs/heads/master)\n"
+    assert run_vetted_hook(repository, rewrite + "\n", [rewrite], []).returncode == 0  # an unprotected branch
+
+
+def test_the_vetted_hook_refuses_an_update_it_was_not_told_of(history):
+    repository, sha = history
+    vetted = f"{sha['a']} {sha['b']} refs/heads/topic"
+    for other in (f"{sha['a']} {sha['b']} refs/heads/master", f"{sha['a']} {sha['b']} refs/heads/topi",
+                  f"{sha['a']} {sha['c']} refs/heads/topic", f"{sha['a']} {sha['b']} refs/heads/*"):  # fmt: skip
+        result = run_vetted_hook(repository, f"{vetted}\n{other}\n", [vetted], [])
+        assert result.returncode == 1 and "was not among the push's commands" in result.stderr
+    assert run_vetted_hook(repository, f"{vetted}\n", [], []).returncode == 1  # nothing vetted: nothing passes

@@ -23,6 +23,7 @@ import functools
 import json
 import logging
 import os
+import re
 import secrets
 import signal
 import sys
@@ -151,7 +152,11 @@ async def push(ctx: Ctx, receive, send, repository: Path, grant: Grant, user) ->
     branches now; whether git succeeded."""
     protected = await branches.read_protections(ctx.rt.db, grant.project_id)
     flags = {name: {"developers_can_push": row.developers_can_push} for name, row in protected.items()}
-    env = git_environment(ctx, user, githooks.push_rules(grant.access.abilities, flags))
+    rules = githooks.push_rules(grant.access.abilities, flags)
+    received, commands = await read_commands(ctx, receive)
+    receive = replaying(received, receive)
+    vetted = githooks.vet(commands, rules) if commands is not None else None
+    env = git_environment(ctx, user, rules, vetted)
     journal = await asyncio.to_thread(push_journal.Journal.create, ctx.rt.config, grant.project_id, user.id)
     env["CODEYARD_PUSH_JOURNAL"] = str(journal.path)
     recording = []
@@ -214,11 +219,12 @@ def _access(user, row) -> policy.Access:
     return project_reads.access(user, row)
 
 
-def hooks_dir(ctx: Ctx) -> Path:
-    """The directory of codeyard's git hooks under the data dir, written on first use and again
-    when this version's scripts differ (another interpreter, another launcher)."""
-    directory = ctx.rt.config.data_dir / "githooks"
-    for hook, text in githooks.scripts(sys.executable).items():
+def hooks_dir(ctx: Ctx, vetted: bool = False) -> Path:
+    """The directory of codeyard's git hooks under the data dir (with the vetted push's pre-receive
+    when VETTED), written on first use and again when this version's scripts differ (another
+    interpreter, another launcher)."""
+    directory = ctx.rt.config.data_dir / ("githooks-vetted" if vetted else "githooks")
+    for hook, text in (githooks.VETTED_SCRIPTS if vetted else githooks.scripts(sys.executable)).items():
         path = directory / hook
         if _text(path) != text:
             datadir.private_dir(directory)
@@ -242,9 +248,11 @@ NO_CACHE = [(b"expires", b"Fri, 01 Jan 1980 00:00:00 GMT"), (b"pragma", b"no-cac
             (b"cache-control", b"no-cache, max-age=0, must-revalidate")]  # as git http-backend sends
 
 
-def git_environment(ctx: Ctx, user, push_rules: str | None = None) -> dict[str, str]:
+def git_environment(ctx: Ctx, user, push_rules: str | None = None, vetted: tuple | None = None) -> dict[str, str]:
     """The environment of the git service: the caller's protocol version and, for a push
-    (PUSH_RULES, see `githooks.push_rules`), codeyard's hooks with the rights decided here."""
+    (PUSH_RULES, see `githooks.push_rules`), codeyard's hooks with the rights decided here: the
+    vetted push's (VETTED, from `githooks.vet`) when its commands were judged here, else the
+    Python pre-receive that judges them itself."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     if ctx.header("git-protocol"):
         env["GIT_PROTOCOL"] = ctx.header("git-protocol")
@@ -256,13 +264,77 @@ def git_environment(ctx: Ctx, user, push_rules: str | None = None) -> dict[str, 
             GIT_COMMITTER_EMAIL=f"{name}@http.{address}",
             GIT_CONFIG_COUNT="2",
             GIT_CONFIG_KEY_0="core.hooksPath",
-            GIT_CONFIG_VALUE_0=str(hooks_dir(ctx)),
+            GIT_CONFIG_VALUE_0=str(hooks_dir(ctx, vetted=vetted is not None)),
             # receive-pack's own `gc --auto` would detach from the request; the server runs it instead.
             GIT_CONFIG_KEY_1="receive.autogc",
             GIT_CONFIG_VALUE_1="false",
             CODEYARD_PUSH_RULES=push_rules,
         )
+        if vetted is not None:
+            env.update(CODEYARD_VETTED="\n".join(vetted[0]), CODEYARD_FAST_FORWARD="\n".join(vetted[1]))
     return env
+
+
+COMMANDS_LIMIT = 16 * 1024  # bytes of a push's commands judged here; a longer list goes to the hook
+PKT_LENGTH = re.compile(rb"[0-9a-fA-F]{4}")
+COMMAND = re.compile(r"[0-9a-f]{40} [0-9a-f]{40} [^ \x00-\x1f\x7f]+")
+
+
+async def read_commands(ctx: Ctx, receive) -> tuple[list[dict], list[str] | None]:
+    """The request messages read until a push's command list has arrived (to be replayed to git),
+    and its `<old> <new> <ref>` lines: None when the list is longer than COMMANDS_LIMIT, does not
+    inflate, or holds anything but plain updates (shallow lines, a push certificate), all of which
+    the Python hook judges."""
+    received, body, inflate = [], b"", request_body(ctx)
+    while len(body) <= COMMANDS_LIMIT + 4:
+        message = await receive()
+        received.append(message)
+        if message["type"] != "http.request":
+            return received, None
+        try:
+            for piece in inflate(message.get("body", b"")):
+                body += piece
+                if len(body) > COMMANDS_LIMIT + 4:
+                    break  # a bounded piece of an inflating body: never more than the limit and a chunk
+        except zlib.error:
+            return received, None
+        commands = push_commands(body)
+        if commands is not None or not message.get("more_body"):
+            return received, commands or None
+    return received, None
+
+
+def push_commands(body: bytes) -> list[str] | None:
+    """The update lines of a receive-pack request's first pkt-line section, up to its flush; None
+    while the flush has not arrived, and [] when the section is not only plain updates or is longer
+    than COMMANDS_LIMIT (each line goes into the hook's environment)."""
+    lines, at = [], 0
+    while len(body) >= at + 4:
+        if not PKT_LENGTH.fullmatch(body[at : at + 4]):
+            return []
+        size = int(body[at : at + 4], 16)
+        if size == 0:
+            return lines
+        if at + size > COMMANDS_LIMIT:
+            return []
+        if size < 4 or len(body) < at + size:
+            return [] if size < 4 else None
+        line = body[at + 4 : at + size].split(b"\0", 1)[0].removesuffix(b"\n").decode("latin-1")
+        if not COMMAND.fullmatch(line):
+            return []
+        lines.append(line)
+        at += size
+    return None
+
+
+def replaying(messages: list[dict], receive):
+    """A `receive` that gives MESSAGES again first, then what RECEIVE gives."""
+    pending = list(messages)
+
+    async def replay() -> dict:
+        return pending.pop(0) if pending else await receive()
+
+    return replay
 
 
 def advertisement(ctx: Ctx, service: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
