@@ -8,6 +8,12 @@ database and start fast:
 - CODEYARD_PUSH_JOURNAL: the push's journal (services/push_journal.py), a file the server created
   and holds locked; the reference-transaction hook appends the refs git moved to it.
 
+Most pushes are vetted by the server before git starts (`vet`, with the command list the transport
+reads from the request): they run with `VETTED_SCRIPT`, a shell pre-receive that refuses any update
+the server was not told of and asks git whether each protected branch's update moves forward. The
+others (a refusal to explain, shallow lines, a push certificate, a long command list) run the
+Python pre-receive.
+
 pre-receive (`python -m codeyard.githooks pre-receive`) refuses the whole push (git's rule: a refused
 update changes no ref) when any update breaks `policies.branches.refusal` or creates or moves a ref
 whose name codeyard refuses (git itself takes `-x` or `HEAD` as branch names; the API and git's
