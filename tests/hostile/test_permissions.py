@@ -55,7 +55,11 @@ def test_everything_the_server_writes_is_private(live, rt, users, tmp_path):
                        json={"file_path": "doc/a.txt", "branch_name": "master", "content": "a", "commit_message": "add a"})  # fmt: skip
     assert created.status_code == 201
     assert fork.status_code in (201, 409)
+    # master is protected since its first push: deleting it is refused, by the Python hook
+    refused = git.run("push", repo_url(live, _Named(project), alice), ":master", cwd=work, check=False)
+    assert "delete protected branches" in refused.stderr
     assert (rt.config.data_dir / "githooks" / "pre-receive").exists()
+    assert (rt.config.data_dir / "githooks-vetted" / "pre-receive").exists()
     assert _too_open(rt.config.data_dir) == []
 
 
