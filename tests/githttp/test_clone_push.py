@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import os
 import subprocess
 import threading
 import time
@@ -312,6 +313,30 @@ def test_advertisement_framing_by_protocol_version(git, live, alice, projects):
     v2 = httpx.get(url, params={"service": "git-upload-pack"}, headers={"Git-Protocol": "version=2"},
                    auth=(alice.username, alice.token))  # fmt: skip
     assert v2.content.startswith(b"000eversion 2\n")
+
+
+def test_the_kept_v2_capabilities_are_gits_and_follow_the_repository_config(git, live, rt, alice, projects):
+    project = projects.create(alice, name="demo")
+    push_master(git, live, project, alice)
+    repository = storage.repository_path(rt.config.repositories_dir, project.id)
+
+    def advertised() -> bytes:
+        response = httpx.get(f"{live.base_url}/{project.path_with_namespace}.git/info/refs", params={"service": "git-upload-pack"},
+                             headers={"Git-Protocol": "version=2"}, auth=(alice.username, alice.token))  # fmt: skip
+        assert response.headers["content-type"] == "application/x-git-upload-pack-advertisement"
+        return response.content
+
+    def gits_own() -> bytes:
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_PROTOCOL": "version=2"}
+        return subprocess.run(["git", "upload-pack", "--stateless-rpc", "--advertise-refs", str(repository)],
+                              env=env, capture_output=True, check=True).stdout  # fmt: skip
+
+    assert advertised() == advertised() == gits_own()
+    assert b"filter" not in gits_own()
+    subprocess.run(["git", "--git-dir", str(repository), "config", "uploadpack.allowFilter", "true"], check=True)
+    assert advertised() == gits_own() and b"filter" in advertised()
+    git.run("-c", "protocol.version=2", "clone", "-q", "--filter=blob:none", repo_url(live, project, alice), str(git.root / "partial"))
+    assert (git.root / "partial" / "README.md").read_text() == "hello\n"
 
 
 @pytest.mark.parametrize("version", ["0", "1"])

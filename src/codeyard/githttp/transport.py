@@ -132,7 +132,7 @@ async def serve(ctx: Ctx, receive, send, service: str) -> None:
     grant = await authorize(ctx, user, service)
     repository = storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id)
     if ctx.method != "POST":
-        await run_service(ctx, receive, send, service, repository, git_environment(ctx, user), advertise=True)
+        await advertise(ctx, receive, send, service, repository, git_environment(ctx, user))
         return
     check_request_type(ctx, service)
     started, outcome = time.perf_counter(), "error"
@@ -337,13 +337,57 @@ def replaying(messages: list[dict], receive):
     return replay
 
 
+def protocol_v2(ctx: Ctx) -> bool:
+    return "version=2" in (ctx.header("git-protocol") or "").split(":")
+
+
 def advertisement(ctx: Ctx, service: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
     """The head and first bytes of an info/refs answer; under protocol v2 git sends no service line."""
     head = [(b"content-type", f"application/x-{service}-advertisement".encode()), *NO_CACHE]
-    if "version=2" in (ctx.header("git-protocol") or "").split(":"):
+    if protocol_v2(ctx):
         return head, b""
     line = f"# service={service}\n".encode()
     return head, b"%04x%s0000" % (len(line) + 4, line)
+
+
+V2_CAPABILITIES: dict[bytes, bytes] = {}  # a repository's config file -> git's protocol v2 capabilities
+V2_CAPABILITIES_KEPT = 64
+
+
+async def advertise(ctx: Ctx, receive, send, service: str, repository: Path, env: dict[str, str]) -> None:
+    """info/refs. Under protocol v2 upload-pack's answer is its capability list, which names no ref:
+    it depends on git and its configuration only, so it is kept by the text of the repository's
+    config file and a fetch starts git once less (the installation's own git configuration is
+    read by the first fetch of each server process)."""
+    if service != UPLOAD or not protocol_v2(ctx):
+        await run_service(ctx, receive, send, service, repository, env, advertise=True)
+        return
+    try:
+        key = (repository / "config").read_bytes()
+    except OSError:
+        key = None
+    capabilities = V2_CAPABILITIES.get(key) if key is not None else None
+    if capabilities is None:
+        capabilities = await _capabilities_of(repository, env)
+        if capabilities is None:  # git failed: answer as git does
+            await run_service(ctx, receive, send, service, repository, env, advertise=True)
+            return
+        if key is not None:
+            if len(V2_CAPABILITIES) >= V2_CAPABILITIES_KEPT:
+                V2_CAPABILITIES.clear()
+            V2_CAPABILITIES[key] = capabilities
+    head, _ = advertisement(ctx, service)
+    await send({"type": "http.response.start", "status": 200, "headers": [*head, NOSNIFF]})
+    await send({"type": "http.response.body", "body": capabilities})
+
+
+async def _capabilities_of(repository: Path, env: dict[str, str]) -> bytes | None:
+    process = await asyncio.create_subprocess_exec(
+        "git", "upload-pack", "--stateless-rpc", "--advertise-refs", str(repository), env=env,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    output, _ = await process.communicate()
+    return output if process.returncode == 0 and output.startswith(b"000eversion 2\n") and output.endswith(b"0000") else None
 
 
 def check_request_type(ctx: Ctx, service: str) -> None:
