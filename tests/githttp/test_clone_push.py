@@ -203,6 +203,9 @@ def test_a_push_judged_from_its_commands_and_by_the_hook_alike(git, live, rt, al
     developer_push = git.run("push", repo_url(live, project, developer), "HEAD:refs/heads/ok", "HEAD:master", cwd=work, check=False)
     assert "You are not allowed to push code to protected branches" in developer_push.stderr
     assert server_ref(rt, project, "refs/heads/ok") is None
+    atomic = git.run("push", "--atomic", "--force", repo_url(live, project, alice), "HEAD:refs/heads/feature", f"{first}:master",
+                     cwd=work, check=False)  # fmt: skip
+    assert atomic.returncode != 0 and server_ref(rt, project, "refs/heads/feature") is None
     for number in range(250):  # about 25 KB of commands: judged by the Python hook
         git.run("tag", f"release-{number:04d}", cwd=work)
     git.run("push", "-q", repo_url(live, project, developer), "--tags", cwd=work)

@@ -154,6 +154,8 @@ async def push(ctx: Ctx, receive, send, repository: Path, grant: Grant, user) ->
     flags = {name: {"developers_can_push": row.developers_can_push} for name, row in protected.items()}
     rules = githooks.push_rules(grant.access.abilities, flags)
     received, commands = await read_commands(ctx, receive)
+    if received[-1]["type"] == "http.disconnect":
+        return False  # the client went away before its commands had come: nothing for git to do
     receive = replaying(received, receive)
     vetted = githooks.vet(commands, rules) if commands is not None else None
     env = git_environment(ctx, user, rules, vetted)
