@@ -97,8 +97,8 @@ def check(lines: list[str], rules: str, descends=descends) -> list[str]:
         if new != ZERO_SHA and not acceptable_ref(ref):
             reasons.append(f"The ref name is invalid: {ref}")
             continue
-        protection = protected.get(ref[len(HEADS) :]) if ref.startswith(HEADS) else None
-        forced = bool(protection) and old != ZERO_SHA and new != ZERO_SHA and not descends(old, new)
+        protection = _protection(ref, protected)
+        forced = _moves_protected(old, new, protection) and not descends(old, new)
         reason = refusal(access, ref, old, new, protection, forced)
         if reason:
             reasons.append(f"{reason} ({ref})")
@@ -112,14 +112,25 @@ def vet(lines: list[str], rules: str) -> tuple[list[str], list[str]] | None:
     lines, and those of them whose protected branch must move forward, which only git can tell
     once the pack is in: the vetted hook (`VETTED_SCRIPT`) asks it, and refuses any update that is
     not one of the lines."""
+    if check(lines, rules, descends=lambda old, new: True):
+        return None
+    _, protected = parse_rules(rules)
     must_move_forward = []
     for line in lines:
-        assumed = []
-        if check([line], rules, descends=lambda old, new, seen=assumed: seen.append(1) or True):
-            return None
-        if assumed:
+        old, new, ref = line.split()
+        if _moves_protected(old, new, _protection(ref, protected)):
             must_move_forward.append(line)
     return lines, must_move_forward
+
+
+def _protection(ref: str, protected: dict[str, SimpleNamespace]) -> SimpleNamespace | None:
+    return protected.get(ref[len(HEADS) :]) if ref.startswith(HEADS) else None
+
+
+def _moves_protected(old: str, new: str, protection) -> bool:
+    """Does the update move a protected branch from one commit to another (so that whether it
+    moves forward decides it)?"""
+    return bool(protection) and old != ZERO_SHA and new != ZERO_SHA
 
 
 def pre_receive() -> int:

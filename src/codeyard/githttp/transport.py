@@ -288,7 +288,7 @@ async def read_commands(ctx: Ctx, receive) -> tuple[list[dict], list[str] | None
     inflate, or holds anything but plain updates (shallow lines, a push certificate), all of which
     the Python hook judges."""
     received, body, inflate = [], b"", request_body(ctx)
-    while len(body) <= COMMANDS_LIMIT + 4:
+    while True:  # push_commands answers once the body is past the limit
         message = await receive()
         received.append(message)
         if message["type"] != "http.request":
@@ -303,7 +303,6 @@ async def read_commands(ctx: Ctx, receive) -> tuple[list[dict], list[str] | None
         commands = push_commands(body)
         if commands is not None or not message.get("more_body"):
             return received, commands or None
-    return received, None
 
 
 def push_commands(body: bytes) -> list[str] | None:
@@ -317,10 +316,10 @@ def push_commands(body: bytes) -> list[str] | None:
         size = int(body[at : at + 4], 16)
         if size == 0:
             return lines
-        if at + size > COMMANDS_LIMIT:
+        if size < 4 or at + size > COMMANDS_LIMIT:
             return []
-        if size < 4 or len(body) < at + size:
-            return [] if size < 4 else None
+        if len(body) < at + size:
+            return None
         line = body[at + 4 : at + size].split(b"\0", 1)[0].removesuffix(b"\n").decode("latin-1")
         if not COMMAND.fullmatch(line):
             return []
