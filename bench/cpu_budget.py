@@ -28,7 +28,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from clone import fast_import_stream
 from common import (
     add_shape_option,
     chosen_shapes,
@@ -37,12 +36,11 @@ from common import (
     codeyard_server,
     ensure_wrk,
     git,
-    imported_repository,
     run_wrk,
     seed_one_project,
 )
 from git_fetch import fresh_client
-from mixed_load import push_commit
+from mixed_load import one_commit_ahead, push_commit
 
 GOALS = {"api": 2000, "fetch": 40, "push": 8}
 
@@ -80,11 +78,7 @@ def main() -> None:
         tmp = Path(tmp)
         env, _port = codeyard_env(tmp)
         git_env = clean_git_env(tmp)
-        source = imported_repository(tmp / "source.git", fast_import_stream(args.commits), git_env)
-        base = tmp / "base.git"
-        git("clone", "-q", "--bare", "--no-local", str(source), str(base), env=git_env)
-        parent = git("rev-parse", "master", cwd=source, env=git_env).strip()
-        git("fast-import", "--quiet", cwd=source, env=git_env, input=fast_import_stream(1, start=args.commits, parent=parent))
+        source, base, parent = one_commit_ahead(tmp, args.commits, git_env)
         token = seed_one_project(env)
         pusher = fresh_client(tmp / "pusher", base, parent, git_env)
         git("update-ref", "refs/heads/pusher", parent, cwd=pusher, env=git_env)

@@ -57,6 +57,18 @@ def push_commit(repository: Path, branch: str, number: int, env: dict) -> None:
     git("fast-import", "--quiet", "--force", cwd=repository, env=env, input=stream.encode())
 
 
+def one_commit_ahead(tmp: Path, commits: int, env: dict) -> tuple[Path, Path, str]:
+    """(source, base, parent): a repository of COMMITS commits and then one more (source), a bare
+    copy of it before that last commit (base, for clients to borrow objects from), and that
+    commit's parent."""
+    source = imported_repository(tmp / "source.git", fast_import_stream(commits), env)
+    base = tmp / "base.git"
+    git("clone", "-q", "--bare", "--no-local", str(source), str(base), env=env)
+    parent = git("rev-parse", "master", cwd=source, env=env).strip()
+    git("fast-import", "--quiet", cwd=source, env=env, input=fast_import_stream(1, start=commits, parent=parent))
+    return source, base, parent
+
+
 class Loop(threading.Thread):
     """Runs ACTION(number) again and again until DEADLINE; counts those that ended by then, and
     the failures."""
@@ -153,11 +165,7 @@ def main() -> None:
         env, _port = codeyard_env(tmp)
         git_env = clean_git_env(tmp)
         print(f"building a repository of {args.commits} commits ...", flush=True)
-        source = imported_repository(tmp / "source.git", fast_import_stream(args.commits), git_env)
-        base = tmp / "base.git"
-        git("clone", "-q", "--bare", "--no-local", str(source), str(base), env=git_env)
-        parent = git("rev-parse", "master", cwd=source, env=git_env).strip()
-        git("fast-import", "--quiet", cwd=source, env=git_env, input=fast_import_stream(1, start=args.commits, parent=parent))
+        source, base, parent = one_commit_ahead(tmp, args.commits, git_env)
         token = seed_one_project(env)
         repositories = {"base": base, "parent": parent, "pushed": {}, "fetchers": {}}
         for n in range(FETCHERS):
