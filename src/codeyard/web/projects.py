@@ -65,6 +65,10 @@ class ProjectPage:
         return self.can(policy.READ_MERGE_REQUEST)
 
     @property
+    def can_read_builds(self) -> bool:
+        return self.can(policy.READ_BUILD)
+
+    @property
     def can_admin(self) -> bool:
         return self.can(policy.ADMIN_PROJECT)
 
