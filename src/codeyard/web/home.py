@@ -144,9 +144,7 @@ async def sign_in(ctx: Ctx) -> Response:
     if not login or not password:
         return _sign_in_form(ctx, 400, "Enter your username or e-mail and your password.", login, target)
     try:
-        candidate = await signin.check_password(ctx.rt, login, password, ctx.client_address)
-        if candidate.state != "active":
-            raise Unauthorized()
+        candidate = await signin.check_sign_in(ctx.rt, login, password, ctx.client_address)
         _user, secret = web_sessions.start(ctx.session, candidate)
     except Unauthorized:
         ctx.rollback()
