@@ -45,7 +45,7 @@ from ..errors import (
 )
 from ..git import storage
 from ..policies import projects as policy
-from ..services import branches, loader, project_reads, push_journal
+from ..services import loader, project_reads, protected_branches, push_journal
 from ..services.loader import Refusal
 from .credentials import BadCredentials, BuildCredential, user_for
 
@@ -151,7 +151,7 @@ async def serve(ctx: Ctx, receive, send, service: str) -> None:
 async def push(ctx: Ctx, receive, send, repository: Path, grant: Grant, user) -> bool:
     """A push, journaled (services/push_journal), its rules those of the project's protected
     branches now; whether git succeeded."""
-    protected = await branches.read_protections(ctx.rt.db, grant.project_id)
+    protected = await protected_branches.read_protections(ctx.rt.db, grant.project_id)
     flags = {name: {"developers_can_push": row.developers_can_push} for name, row in protected.items()}
     rules = githooks.push_rules(grant.access.abilities, flags)
     received, commands = await read_commands(ctx, receive)
