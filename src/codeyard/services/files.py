@@ -17,7 +17,8 @@ from ..git.refs import HEADS
 from ..policies import branches as branch_policy
 from ..policies.projects import Access
 from . import push_journal, pushes
-from .branches import checked_name, protections
+from .branches import checked_name
+from .protected_branches import protections
 from .repository import path_of, reading
 
 log = logging.getLogger("codeyard.files")

@@ -4,6 +4,7 @@ Every password check (POST /session, POST /oauth/token, git over HTTP) is `check
 at the gate first (503 when full, before any lookup), then the throttle (429 for an account or address
 over its failure limit, without argon2), then argon2 on the gate's worker threads, then a short write
 of a failure. It holds no transaction across its awaits; `complete_sign_in` (a short write) follows.
+A sign-in's check, for the API and the pages alike, is `check_sign_in` (active users only).
 """
 
 from __future__ import annotations
@@ -64,6 +65,16 @@ async def check_password(rt, login: str, password: str, address: str):
             raise Unauthorized()
         rt.password_throttle.forget_account(user_id)
         return candidate
+
+
+async def check_sign_in(rt, login: str, password: str, address: str):
+    """`check_password` for a sign-in (POST /session, POST /oauth/token, the web's sign-in form):
+    the (id, password_digest, state) of the active user LOGIN names when PASSWORD is theirs; a user
+    who is not active is refused like a wrong password (Unauthorized)."""
+    candidate = await check_password(rt, login, password, address)
+    if candidate.state != "active":
+        raise Unauthorized()
+    return candidate
 
 
 def session_lifetime(session: Session) -> dt.timedelta | None:

@@ -1,6 +1,6 @@
 """Browser sessions of the web pages: a random secret in a cookie, only its SHA-256 digest stored.
 
-A sign-in (after `signin.check_password`) starts one; signing out deletes its row, so the cookie
+A sign-in (after `signin.check_sign_in`) starts one; signing out deletes its row, so the cookie
 stops working at once. Sessions live `session_expire_delay` minutes (0: until signed out). A new
 password or a block ends every session of the user (`end_all`, called by `services.users`): the
 rows are deleted, so unblocking brings none back; tokens are kept. Each page looks its session up
@@ -33,7 +33,7 @@ USER_BY_SESSION = (
 
 
 def start(session: Session, checked) -> tuple[User, str]:
-    """Record the sign-in of CHECKED (the row `signin.check_password` accepted: id, password_digest)
+    """Record the sign-in of CHECKED (the row `signin.check_sign_in` accepted: id, password_digest)
     and open a session; returns the user and the cookie's secret. Refused (401) when password sign-in
     is disabled, the user is not active, or the password changed since it was checked (the check
     runs outside any transaction: a session of the old password must not open after the change)."""

@@ -11,7 +11,7 @@ from ..api.params import Bool, Choice, validate
 from ..api.v3.hooks import HOOK_PARAMS
 from ..errors import NotFound
 from ..policies import projects as policy
-from ..services import branches, hooks, identity, members, webhooks
+from ..services import branches, hooks, identity, members, protected_branches, webhooks
 from .core import action, form, page, redirect
 from .projects import load
 from .repository import PER_PAGE, PROJECT, _page_number, _render
@@ -108,7 +108,7 @@ def redeliver(ctx: Ctx) -> Response:
 @page(PROTECTED)
 def protected_page(ctx: Ctx) -> Response:
     p = _admin(ctx)
-    found = sorted(branches.protections(ctx.session, p.project).values(), key=lambda row: row.name)
+    found = sorted(protected_branches.protections(ctx.session, p.project).values(), key=lambda row: row.name)
     return _render(ctx, "protected_branches.html", p, "protected", protected=found)
 
 
