@@ -7,6 +7,7 @@ Votes are `:+1:` / `:-1:` comments.
 
 from __future__ import annotations
 
+import enum
 import functools
 import logging
 from collections.abc import Callable
@@ -20,7 +21,6 @@ from sqlalchemy import update as update_rows
 from sqlalchemy.orm import Session, aliased, joinedload
 
 from ..db.models import ForkLink, MergeRequest, Note, Project, User, is_id, utcnow
-from ..db.models.ci import SUCCESS
 from ..db.models.merge_requests import (
     CAN_BE_MERGED,
     CANNOT_BE_MERGED,
@@ -43,11 +43,8 @@ from ..errors import (
     Conflict,
     Forbidden,
     Invalid,
-    MethodNotAllowed,
-    NotAcceptable,
     NotFound,
     RecordNotFound,
-    Unauthorized,
     Unprocessable,
 )  # fmt: skip
 from ..git import diffs, merge_refs, repo
@@ -58,6 +55,7 @@ from ..policies import projects as policy
 from . import access as access_service
 from . import events, webhooks
 from .ci import pipelines
+from .outcomes import Refusal
 from .repository import path_by_id, path_of, reading
 from .users import CONTACT_FIELDS, Contact
 
@@ -456,6 +454,16 @@ def finish_check(session: Session, rt, actor, check: StatusCheck, mergeable: boo
     return mr
 
 
+async def checked(session: Session, rt, actor, mr: MergeRequest, check: StatusCheck | None, off_loop) -> MergeRequest:
+    """MR once CHECK ran: git moves its head ref and runs the trial merge in OFF_LOOP (the edge's
+    way to commit its transaction and run work in a thread), and a second short transaction records
+    the status."""
+    if check is None:
+        return mr
+    mergeable = await off_loop(run_check, check)
+    return finish_check(session, rt, actor, check, mergeable)
+
+
 def check_later(rt, job) -> None:
     """The job of `plan_check`: a request still `unchecked` (its check never finished) gets its head
     and status now."""
@@ -704,28 +712,43 @@ def trial_merge(rt, project: Project, mr: MergeRequest) -> Trial:
         return Trial(head, mr.target_branch, merge_refs.can_merge(path, mr.target_branch, head))
 
 
-def may_accept(session: Session, project: Project, access, mr: MergeRequest) -> None:
-    """The first checks of an accept, in GitLab's order: 401, then 405."""
+class Refused(enum.Enum):
+    """Why an accept, or the cancel of an automatic merge, was refused; each edge says it its own way
+    (`api/refusals.py` for the API and the pages, a log line for the jobs)."""
+
+    GONE = "the request is gone"
+    MAY_NOT_MERGE = "the caller may not push to the target branch"
+    NOT_OPEN = "the request is not open, or is work in progress"
+    SHA_MOVED = "the source head is not the sha given"  # the refusal's detail: the head
+    CANNOT_MERGE = "the branch cannot be merged"
+    NOT_AUTOMATIC = "the request does not merge when its build succeeds"
+
+
+def may_accept(session: Session, project: Project, access, mr: MergeRequest) -> Refusal | None:
+    """The first checks of an accept, in GitLab's order: may the caller merge, then is the request open."""
     if not may_merge(session, project, access, mr):
-        raise Unauthorized()
+        return Refusal(Refused.MAY_NOT_MERGE)
     if not mr.open or mr.work_in_progress:
-        raise MethodNotAllowed()
+        return Refusal(Refused.NOT_OPEN)
+    return None
 
 
 def begin_merge(session: Session, rt, project: Project, access, actor, mr: MergeRequest, args: dict,
-                trial: Trial | None = None) -> MergePlan | None:  # fmt: skip
-    """The checks of an accept, in GitLab's order (401, 405, 409), then the request is locked.
-    TRIAL, run before this transaction, stands for the trial merge while it merged this head into
-    this branch (else one runs here). None when the request waits for its builds instead: merge when
-    build succeeds was asked and the source head has unfinished builds (without any, it merges at once)."""
-    may_accept(session, project, access, mr)
+                trial: Trial | None = None) -> MergePlan | Refusal | None:  # fmt: skip
+    """The checks of an accept, in GitLab's order (may merge, open, sha, mergeable), then the request
+    is locked; the first check that fails is the refusal returned. TRIAL, run before this
+    transaction, stands for the trial merge while it merged this head into this branch (else one
+    runs here). None when the request waits for its builds instead: merge when build succeeds was
+    asked and the source head has unfinished builds (without any, it merges at once)."""
+    if refusal := may_accept(session, project, access, mr):
+        return refusal
     path = path_of(rt, project)
     with reading(project.id, "Repository"):
         head = merge_refs.head_sha(path, mr.iid)
     if args.get("sha") and args["sha"] != head:
-        raise Conflict("SHA does not match HEAD of source branch: " + (head or ""))
+        return Refusal(Refused.SHA_MOVED, head or "")
     if head is None or _merge_status(session, rt, mr, head, trial) != CAN_BE_MERGED:
-        raise MethodNotAllowed("Branch cannot be merged")
+        return Refusal(Refused.CANNOT_MERGE)
     if args.get("merged_when_build_succeeds") and pipelines.builds_unfinished(session, mr.source_project_id, head):
         _wait_for_builds(session, actor, mr, args)
         return None
@@ -811,8 +834,8 @@ def _clean(text: str) -> str:
     return clean_identity(text or "")
 
 
-# The target moved twice while merging, or the merge has conflicts after all: 405, nothing written.
-CANNOT_MERGE = (merge_refs.MergeConflict, merge_refs.RefMoved)
+# The target moved twice while merging, or the merge has conflicts after all: nothing written.
+MERGE_FAILURES = (merge_refs.MergeConflict, merge_refs.RefMoved)
 
 
 def write_merge(plan: MergePlan) -> tuple[str, str]:
@@ -862,15 +885,20 @@ def _remove_source(session: Session, rt, actor, mr: MergeRequest) -> None:
     source = _source(session, mr)
     if source is None:
         return
+    access = access_service.access(session, actor, source)
+    if not (access.can(policy.DOWNLOAD_CODE) and access.can(policy.PUSH_CODE)):
+        _keep_source(session, actor, mr, Forbidden(branch_policy.NO_PUSH).message)
+        return
     try:
-        access = access_service.access(session, actor, source)
-        if not (access.can(policy.DOWNLOAD_CODE) and access.can(policy.PUSH_CODE)):
-            raise Forbidden(branch_policy.NO_PUSH)
         branches.delete(session, rt, source, actor, mr.source_branch)
-    except CodeyardError as refused:  # no push access, protected, the default branch, or already gone
-        log.info("source branch of merge request %s kept: %s", mr.id, refused)
-        system_note(session, mr, actor.id, f"did not remove the source branch {mr.source_branch}: {refused.message}")
-        session.flush()
+    except CodeyardError as refused:  # protected, the default branch, or already gone
+        _keep_source(session, actor, mr, refused.message)
+
+
+def _keep_source(session: Session, actor, mr: MergeRequest, why: str) -> None:
+    log.info("source branch of merge request %s kept: %s", mr.id, why)
+    system_note(session, mr, actor.id, f"did not remove the source branch {mr.source_branch}: {why}")
+    session.flush()
 
 
 # --- merge when build succeeds -------------------------------------------------------------------
@@ -908,58 +936,17 @@ def pipeline_succeeded(session: Session, pipeline) -> int:
     return len(waiting)
 
 
-def merge_when_build_succeeded(rt, job) -> None:
-    """The job: merge through the accept path (same checks, as the user who asked) when the request
-    still waits, its head is the pipeline's sha, that sha is the one pinned when the automatic merge
-    was set (if one was) and that commit's builds succeeded; otherwise leave it as it is."""
-    data = job.payload
-    with rt.db.transaction(write=False) as session:
-        mr = session.get(MergeRequest, data["merge_request_id"])
-        if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
-            return
-        trial_of = (session.get(Project, mr.target_project_id), mr)
-    trial = trial_merge(rt, *trial_of)
-    with rt.db.transaction() as session:
-        mr = session.get(MergeRequest, data["merge_request_id"])
-        if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
-            return
-        pinned = (mr.merge_params or {}).get("sha")
-        if pinned is not None and pinned != data["sha"]:
-            log.info("merge request %s: the automatic merge of %s does not merge %s", mr.id, pinned, data["sha"])
-            return
-        if pipelines.commit_status(session, mr.source_project_id, data["sha"]) != SUCCESS:
-            return
-        project, actor = session.get(Project, mr.target_project_id), session.get(User, mr.merge_user_id)
-        params = {**(mr.merge_params or {}), "sha": data["sha"]}
-        try:
-            plan = begin_merge(session, rt, project, access_service.access(session, actor, project), actor, mr, params,
-                               trial)  # fmt: skip
-        except CodeyardError as refused:
-            log.info("merge request %s was not merged after its build succeeded: %s", mr.id, refused)
-            return
-    try:
-        moved = write_merge(plan)
-    except BaseException as failed:
-        with rt.db.transaction() as session:
-            abandon_merge(session, plan)
-        if isinstance(failed, CANNOT_MERGE):
-            return
-        raise
-    with rt.db.transaction() as session:
-        project, actor = session.get(Project, project.id), session.get(User, actor.id)
-        finish_merge(session, rt, project, actor, plan, moved)
-
-
-def cancel_merge_when_build_succeeds(session: Session, project: Project, access, actor, mr: MergeRequest) -> MergeRequest:
+def cancel_merge_when_build_succeeds(session: Session, project: Project, access, actor, mr: MergeRequest) -> Refusal | None:
+    """The request merges no longer when its build succeeds; else why not."""
     if not (may_merge(session, project, access, mr) or mr.author_id == actor.id):
-        raise Unauthorized()
+        return Refusal(Refused.MAY_NOT_MERGE)
     if not mr.open:
-        raise MethodNotAllowed()
+        return Refusal(Refused.NOT_OPEN)
     if not mr.merge_when_build_succeeds:
-        raise NotAcceptable("Can't cancel the automatic merge")
+        return Refusal(Refused.NOT_AUTOMATIC)
     mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
     session.flush()
-    return mr
+    return None
 
 
 def close_from(session: Session, rt, project: Project) -> None:
