@@ -48,6 +48,7 @@ from ..errors import (
     Unprocessable,
 )  # fmt: skip
 from ..git import diffs, merge_refs, repo
+from ..git.file_commits import clean_identity
 from ..git.refs import HEADS, is_branch_name
 from ..jobs import queue
 from ..policies import branches as branch_policy
@@ -55,9 +56,10 @@ from ..policies import projects as policy
 from . import access as access_service
 from . import events, webhooks
 from .ci import pipelines
+from .identity import CONTACT_FIELDS, Contact
 from .outcomes import Refusal
+from .ref_updates import RefUpdate
 from .repository import path_by_id, path_of, reading
-from .users import CONTACT_FIELDS, Contact
 
 log = logging.getLogger("codeyard.merge_requests")
 UPVOTE, DOWNVOTE = ":+1:", ":-1:"
@@ -829,8 +831,6 @@ def settle_lock(rt, job) -> None:
 
 
 def _clean(text: str) -> str:
-    from ..git.file_commits import clean_identity
-
     return clean_identity(text or "")
 
 
@@ -870,7 +870,7 @@ def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan,
     mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
     session.flush()
     _record(session, rt, project, actor, mr, events.MERGED, "merge")
-    pushes.post_push(session, rt, project, actor, [pushes.RefUpdate(HEADS + plan.target_branch, old, new)])
+    pushes.post_push(session, rt, project, actor, [RefUpdate(HEADS + plan.target_branch, old, new)])
     if plan.remove_source:
         _remove_source(session, rt, actor, mr)
     return mr
