@@ -14,7 +14,7 @@ from ..services import merge_accept, merge_requests, webhooks
 
 HANDLERS = {
     webhooks.KIND: webhooks.deliver,
-    merge_requests.SETTLE_KIND: merge_requests.settle_lock,
+    merge_accept.SETTLE_KIND: merge_accept.settle_lock,
     merge_requests.AFTER_PUSH_KIND: merge_requests.refresh_after_push,
     merge_requests.CHECK_KIND: merge_requests.check_later,
     merge_requests.MWBS_KIND: merge_accept.merge_when_build_succeeded,

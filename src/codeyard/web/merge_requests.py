@@ -48,7 +48,7 @@ async def request_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_MERGE_REQUEST)
     mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
     _total, notes = merge_requests.comments(ctx.session, mr, 0, MAX_NOTES_SHOWN)
-    may_merge = ctx.actor is not None and merge_requests.may_merge(ctx.session, p.project, p.access, mr)
+    may_merge = ctx.actor is not None and merge_accept.may_merge(ctx.session, p.project, p.access, mr)
     buttons = {
         "accept": may_merge and mr.open and not mr.work_in_progress and mr.merge_status != "cannot_be_merged",
         "close": p.can(policy.UPDATE_MERGE_REQUEST) and mr.open,
@@ -123,5 +123,5 @@ action(ONE + "/reopen")(_state_event("reopen"))
 @action(ONE + "/cancel_merge_when_build_succeeds")
 def cancel_automatic_merge(ctx: Ctx) -> Response:
     p, mr = _acting(ctx)
-    answered(merge_requests.cancel_merge_when_build_succeeds(ctx.session, p.project, p.access, ctx.actor, mr))
+    answered(merge_accept.cancel_merge_when_build_succeeds(ctx.session, p.project, p.access, ctx.actor, mr))
     return _back(ctx, p, mr)

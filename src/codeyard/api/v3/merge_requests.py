@@ -189,7 +189,7 @@ async def accept_merge_request(ctx: Ctx) -> MergeRequest:
 
 def cancel_merge_when_build_succeeds(ctx: Ctx) -> MergeRequest:
     mr = request_of(ctx)
-    answered(merge_requests.cancel_merge_when_build_succeeds(ctx.session, ctx.project, ctx.access, ctx.actor, mr))
+    answered(merge_accept.cancel_merge_when_build_succeeds(ctx.session, ctx.project, ctx.access, ctx.actor, mr))
     return render(ctx, mr)
 
 
