@@ -19,8 +19,9 @@ from ..db.models import Project
 from ..errors import BadRequest, CodeyardError, NotFound
 from ..git import repo
 from ..git.refs import HEADS, ZERO_SHA, is_branch_name
-from . import protected_branches, push_journal, pushes
+from . import protected_branches, push_journal
 from .protected_branches import protections
+from .ref_updates import RefUpdate
 from .repository import ProjectRef, path_of, reading
 
 
@@ -86,7 +87,7 @@ def create(session: Session, rt, project: Project, user, name: str, ref: str) ->
         raise BadRequest("Invalid reference name") from None
     except FileExistsError:
         raise BadRequest("Branch already exists") from None
-    push_journal.record_moved(session, rt, journal, [pushes.RefUpdate(HEADS + name, ZERO_SHA, info.id)])
+    push_journal.record_moved(session, rt, journal, [RefUpdate(HEADS + name, ZERO_SHA, info.id)])
     return Branch(name, info, protections(session, project).get(name))
 
 
@@ -103,4 +104,4 @@ def delete(session: Session, rt, project: Project, user, name: str) -> None:
         raise BranchError(405, "Protected branch cant be removed")
     journal = push_journal.for_ref_moves(session, rt, project.id, user.id)
     sha = repo.delete_branch(path, name)
-    push_journal.record_moved(session, rt, journal, [pushes.RefUpdate(HEADS + name, sha, ZERO_SHA)])
+    push_journal.record_moved(session, rt, journal, [RefUpdate(HEADS + name, sha, ZERO_SHA)])

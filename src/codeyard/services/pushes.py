@@ -37,20 +37,10 @@ from ..git.refs import HEADS, TAGS, ZERO_SHA
 from . import events, merge_requests, protected_branches, webhooks
 from . import settings as settings_service
 from .ci import pipelines
+from .ref_updates import RefUpdate
 
 MAX_COMMITS = 20
 COUNT_BOUND = 100_000
-
-
-@dataclass(frozen=True)
-class RefUpdate:
-    ref: str  # full name: refs/heads/x or refs/tags/x
-    before: str  # forty zeros for a new ref
-    after: str  # forty zeros for a deleted ref
-
-    @property
-    def branch(self) -> str | None:
-        return self.ref[len(HEADS) :] if self.ref.startswith(HEADS) else None
 
 
 @dataclass

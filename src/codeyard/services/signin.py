@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from ..db.engine import Database
 from ..db.models import ApplicationSetting, Token, User, utcnow
 from ..errors import Unauthorized
-from . import credentials, users
+from . import credentials
 from . import settings as settings_service
 
 log = logging.getLogger("codeyard.signin")
@@ -101,6 +101,13 @@ def complete_sign_in(session: Session, user_id: int, kind: str, name: str) -> tu
     user = signing_in(session, user_id)
     now = utcnow()
     session.execute(delete(Token).where(Token.user_id == user.id, Token.expires_at < now))
-    users.record_sign_in(user, now)
+    record_sign_in(user, now)
     token, secret = credentials.issue_token(session, user.id, kind, name, lifetime=session_lifetime(session))
     return user, token, secret
+
+
+def record_sign_in(user: User, now: dt.datetime | None = None) -> None:
+    now = now or utcnow()
+    user.last_sign_in_at = user.current_sign_in_at or now
+    user.current_sign_in_at = now
+    user.sign_in_count = (user.sign_in_count or 0) + 1

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from ..db.models import User, WebSession, utcnow
 from ..errors import Unauthorized
-from . import credentials, signin, users
+from . import credentials, signin
 from .identity import USER_COLUMNS
 
 COOKIE = "codeyard_session"  # the cookie that carries a session's secret
@@ -42,7 +42,7 @@ def start(session: Session, checked) -> tuple[User, str]:
         raise Unauthorized()
     now = utcnow()
     session.execute(delete(WebSession).where(WebSession.user_id == user.id, WebSession.expires_at < now))
-    users.record_sign_in(user, now)
+    signin.record_sign_in(user, now)
     secret = credentials.new_secret(SECRET_LENGTH)
     lifetime = signin.session_lifetime(session)
     session.add(WebSession(user_id=user.id, digest=credentials.digest(secret), created_at=now,

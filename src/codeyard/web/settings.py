@@ -7,8 +7,8 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from ..api.context import Ctx
+from ..api.hook_params import HOOK_PARAMS
 from ..api.params import Bool, Choice, validate
-from ..api.v3.hooks import HOOK_PARAMS
 from ..errors import NotFound
 from ..policies import projects as policy
 from ..services import branches, hooks, identity, members, protected_branches, webhooks
