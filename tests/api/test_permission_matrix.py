@@ -78,9 +78,11 @@ ENDPOINTS = [
 
 
 class World:
-    def __init__(self, users, projects, visibility: int):
-        self.users = {role: users.create(f"{role}{visibility}{_next()}") for role in ROLES if role not in ("anonymous", "admin")}
-        self.users["admin"] = users.create(f"admin{_next()}", admin=True)
+    """A project of VISIBILITY with one user per role; given PEOPLE (a previous world's users), a
+    fresh project with its members and hook for them: no endpoint of the matrix changes a user."""
+
+    def __init__(self, users, projects, visibility: int, people: dict | None = None):
+        self.users = people or self._people(users, visibility)
         self.project = projects.create(self.users["owner"], name=f"target{_next()}", visibility=visibility)
         for role in ("guest", "reporter", "developer", "master"):
             projects.add_member(self.project, self.users[role], RANK[role])
@@ -89,6 +91,12 @@ class World:
             session.add(hook)
             session.flush()
             self.hook_id = hook.id
+
+    @staticmethod
+    def _people(users, visibility: int) -> dict:
+        people = {role: users.create(f"{role}{visibility}{_next()}") for role in ROLES if role not in ("anonymous", "admin")}
+        people["admin"] = users.create(f"admin{_next()}", admin=True)
+        return people
 
     def client(self, api, role):
         return api.anonymous if role == "anonymous" else api.as_(self.users[role])
@@ -133,7 +141,7 @@ def test_matrix(api, users, projects, endpoint, visibility):
         elif want == 404:
             assert response.json() == {"message": "404 Project Not Found"}
         if endpoint.destructive and response.status_code < 300:
-            world = World(users, projects, VISIBILITIES[visibility])
+            world = World(users, projects, VISIBILITIES[visibility], people=world.users)
     assert not failures, "\n".join(failures)
 
 
