@@ -81,7 +81,10 @@ def backend_url(request, tmp_path_factory):
     schema = f"cy_test_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(_libpq(POSTGRES_URL), autocommit=True) as connection:
         connection.execute(f'CREATE SCHEMA "{schema}"')
-    url = f"{POSTGRES_URL}{'&' if '?' in POSTGRES_URL else '?'}options=-csearch_path%3D{schema}"
+    # synchronous_commit off: a commit does not wait for PostgreSQL's WAL flush to disk (3.4 ms
+    # against 0.1 ms here), which is only lost if PostgreSQL itself crashes, which no test does.
+    options = f"-csearch_path%3D{schema}%20-csynchronous_commit%3Doff"
+    url = f"{POSTGRES_URL}{'&' if '?' in POSTGRES_URL else '?'}options={options}"
     try:
         migrate.upgrade(url)
         yield url
