@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .changes import NotifiedRows, VersionedRows
 from .loop_reads import LoopReads
+from .readers import FastReader, LoopReader
 
 WRITE_OPTION = "codeyard_write"
 READ_OPTION = "codeyard_read"
@@ -104,6 +105,9 @@ class Database:
         self.identity = VersionedRows(self.data_version) if self.is_sqlite else NotifiedRows(self.url)
         self._serials = itertools.count(1)
         self._loop_reads = None if self.is_sqlite else LoopReads(self.url)
+        # The readers (`db/readers.py`) a read is given: on the event loop, or this thread's fast path.
+        self.loop = LoopReader(self)
+        self.fast = FastReader(self)
         if not self.is_sqlite:
             event.listen(self.engine, "commit", self._committed)
 

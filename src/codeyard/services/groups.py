@@ -130,7 +130,7 @@ def _visible_statements(every: bool, search: bool):
 async def read_visible(db, user, search: str | None, offset: int, limit: int) -> tuple[int, list]:
     """(total, rows of one page) of the groups USER belongs to (every group for admins), oldest first."""
     params = {"user_id": user.id, "pattern": like_pattern(search) if search else None, "offset": offset, "limit": limit}
-    return await read_page(db, _visible_statements(user.is_admin, bool(search)), params)
+    return await read_page(db.loop, _visible_statements(user.is_admin, bool(search)), params)
 
 
 # --- changing -------------------------------------------------------------------------------------

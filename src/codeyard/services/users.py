@@ -247,12 +247,12 @@ async def read_directory(db, *, text: str | None, username: str | None, active_o
         "offset": offset,
         "limit": limit,
     }
-    return await read_page(db, _directory_statements(bool(username), bool(text), active_only), params)
+    return await read_page(db.loop, _directory_statements(bool(username), bool(text), active_only), params)
 
 
 async def read_record(db, user_id: int):
     """USER_ID's row, as `read_directory` gives it; 404 `404 Not found` when there is none."""
-    return await read_row(db, USER_BY_ID_OR_USERNAME, {"id": user_id, "username": None}, user_id, RecordNotFound)
+    return await read_row(db.loop, USER_BY_ID_OR_USERNAME, {"id": user_id, "username": None}, user_id, RecordNotFound)
 
 
 def caller_can_create_project(caller) -> bool:

@@ -23,7 +23,7 @@ BODY = Str("body", required=True, max_length=1_000_000, multiline=True, doc="The
 async def list_merge_request_notes(ctx: Ctx) -> paging.Page[Note]:
     window, view = paging.window(ctx), ctx.view
     total, found = await merge_requests.read_comments(
-        ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"), window.offset, window.limit
+        ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"), window.offset, window.limit
     )
     return paging.Page([note_entity(row, view, author) for row, author in found], total, window)
 
