@@ -95,7 +95,7 @@ async def read_commit_comments(db, project_id: int, sha: str, offset: int, limit
     """Project PROJECT_ID's comments on the commit SHA (a full id), oldest first, on the read path:
     (total, [(row, author)] of one page), the author None or its columns (`users.Contact`)."""
     params = {"project_id": project_id, "sha": sha, "offset": offset, "limit": limit}
-    total, rows = await read_page(db, _COMMIT_COMMENTS, params)
+    total, rows = await read_page(db.loop, _COMMIT_COMMENTS, params)
     return total, [(row, joined_part(Contact, row, "author_")) for row in rows]
 
 
