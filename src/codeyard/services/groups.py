@@ -13,8 +13,7 @@ from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, is_id
 from ..db.queries import like_pattern, matches_pattern, page_statements, read_page
 from ..errors import Conflict, Forbidden, Invalid, NotFound, RecordNotFound
 from ..policies import groups as group_policy
-from ..policies.projects import lowest_open_level
-from . import project_reads, projects, users
+from . import project_reads, projects, users, visibility
 from . import settings as settings_service
 from .naming import format_errors
 from .users import namespace_path_errors, namespace_path_taken
@@ -93,7 +92,7 @@ GROUP_BY_PATH = _GROUP.where(func.lower(Namespace.path) == bindparam("path"))
 # One project of the group the caller (not an admin) may read: reading one lets them see the group.
 _SEES_A_PROJECT = (
     select(Project.id)
-    .where(Project.namespace_id == bindparam("group_id", type_=Integer), project_reads.open_to_caller())
+    .where(Project.namespace_id == bindparam("group_id", type_=Integer), visibility.readable(visibility.SIGNED_IN))
     .limit(1)
 )
 
@@ -110,7 +109,7 @@ async def read_guarded(db, ident: str, user) -> tuple[Any, frozenset[str]]:
     found = group_policy.group_abilities(user, row, row.member_level)
     if group_policy.READ_GROUP in found or user is None:
         return row, found
-    params = {"group_id": row.id, "user_id": user.id, "min_level": lowest_open_level(user)}
+    params = {"group_id": row.id, **visibility.params(user)}
     sees = await db.loop_first(_SEES_A_PROJECT, params)
     return row, group_policy.group_abilities(user, row, row.member_level, sees_a_project=sees is not None)
 
