@@ -27,14 +27,23 @@ class Reader(Protocol):
 
 
 class LoopReader:
-    def __init__(self, db):
+    """On PostgreSQL awaited on one of the loop's own connections (`db/loop_reads.py`), so the loop
+    serves other requests during the round trip; on SQLite, whose work is this process's own, the
+    fast path itself."""
+
+    def __init__(self, db, loop_reads):
         self.db = db
+        self._loop_reads = loop_reads
 
     async def first(self, statement, params: dict):
-        return await self.db.loop_first(statement, params)
+        if self._loop_reads is None:
+            return self.db.fast_first(statement, params)
+        return await self._loop_reads.first(self.db.prepared(statement), params)
 
     async def all(self, statement, params: dict) -> list:
-        return await self.db.loop_all(statement, params)
+        if self._loop_reads is None:
+            return self.db.fast_all(statement, params)
+        return await self._loop_reads.all(self.db.prepared(statement), params)
 
 
 class FastReader:
@@ -75,6 +84,11 @@ def _row_type(statement):
     if row_type is None:
         row_type = _ROW_TYPES[statement] = namedtuple("Row", [column.key for column in statement.selected_columns], rename=True)
     return row_type
+
+
+class OverlappingWrite(RuntimeError):
+    """A fast write began while this thread held a session's write transaction: on SQLite each would
+    wait for the other's write lock (a programming error, `Database.fast_write`)."""
 
 
 class SuspendedRead(RuntimeError):

@@ -50,8 +50,8 @@ _PROTECTIONS = select(ProtectedBranch.name, ProtectedBranch.developers_can_push)
 
 async def read_protections(db, project_id: int) -> dict[str, Row]:
     """name -> (name, developers_can_push) of the project's protected branches, on the read path
-    (`Database.loop_all`): what `Branch.protection` shows."""
-    return {row.name: row for row in await db.loop_all(_PROTECTIONS, {"project_id": project_id})}
+    (`Database.loop`): what `Branch.protection` shows."""
+    return {row.name: row for row in await db.loop.all(_PROTECTIONS, {"project_id": project_id})}
 
 
 def checked_name(name: str) -> str:

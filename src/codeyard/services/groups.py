@@ -103,14 +103,14 @@ async def read_guarded(db, ident: str, user) -> tuple[Any, frozenset[str]]:
     number = parse_id(ident)
     statement, params = (GROUP_BY_ID, {"id": number}) if number is not None else (GROUP_BY_PATH, {"path": ident.lower()})
     params["user_id"] = None if user is None else user.id
-    row = await db.loop_first(statement, params)
+    row = await db.loop.first(statement, params)
     if row is None:
         return None, frozenset()
     found = group_policy.group_abilities(user, row, row.member_level)
     if group_policy.READ_GROUP in found or user is None:
         return row, found
     params = {"group_id": row.id, **visibility.params(user)}
-    sees = await db.loop_first(_SEES_A_PROJECT, params)
+    sees = await db.loop.first(_SEES_A_PROJECT, params)
     return row, group_policy.group_abilities(user, row, row.member_level, sees_a_project=sees is not None)
 
 

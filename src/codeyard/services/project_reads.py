@@ -167,9 +167,9 @@ def find(db, ident: str, user):
 
 
 async def find_awaited(db, ident: str, user):
-    """`find` for a coroutine on the event loop (`Database.loop_first`)."""
+    """`find` for a coroutine on the event loop (`Database.loop`)."""
     statement, params = _one(ident, user)
-    return await db.loop_first(statement, params) if statement is not None else None
+    return await db.loop.first(statement, params) if statement is not None else None
 
 
 def find_in(session: Session, ident: str, user):

@@ -221,7 +221,7 @@ def tombstone(session: Session, user_id: int) -> Tombstone | None:
     return session.get(Tombstone, (USER_KIND, user_id)) if is_id(user_id) else None
 
 
-# --- the directory's read path: GET requests, no session (`Database.loop_all`) -------------------
+# --- the directory's read path: GET requests, no session (`Database.loop`) -------------------
 
 
 @functools.cache

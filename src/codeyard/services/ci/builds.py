@@ -189,7 +189,7 @@ def _parts(row) -> tuple:
 
 
 async def commit_has_pipeline(db, project_id: int, sha: str) -> bool:
-    return await db.loop_first(_PIPELINE_OF_COMMIT, {"project_id": project_id, "sha": sha}) is not None
+    return await db.loop.first(_PIPELINE_OF_COMMIT, {"project_id": project_id, "sha": sha}) is not None
 
 
 _STATUS_COLUMNS = (
