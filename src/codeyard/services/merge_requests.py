@@ -197,6 +197,7 @@ _COMMENTS = page_statements(
     [Note.merge_request_id == bindparam("mr_id", type_=Integer)], (Note.id.asc(),),
 )  # fmt: skip
 _IN_PROJECT = select(MergeRequest.id).where(*_THE_REQUEST)
+_ONE_COMMENT = _COMMENTS[1].order_by(None).limit(None).offset(None).where(Note.id == bindparam("note_id", type_=Integer))
 
 
 async def read_comments(reader, project_id: int, mr_id: int, offset: int, limit: int) -> tuple[int, list[tuple]]:
@@ -205,6 +206,14 @@ async def read_comments(reader, project_id: int, mr_id: int, offset: int, limit:
     await read_row(reader, _IN_PROJECT, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
     total, rows = await read_page_of(reader, _COMMENTS, {"mr_id": mr_id, "offset": offset, "limit": limit})
     return total, [(row, joined_part(Contact, row, "author_")) for row in rows]
+
+
+async def read_comment(reader, project_id: int, mr_id: int, note_id: int) -> tuple:
+    """(row, author) of comment NOTE_ID on project PROJECT_ID's request MR_ID, as `read_comments`
+    gives them; 404 `404 Not found` without the request or the comment."""
+    await read_row(reader, _IN_PROJECT, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
+    row = await read_row(reader, _ONE_COMMENT, {"mr_id": mr_id, "note_id": note_id}, note_id, RecordNotFound)
+    return row, joined_part(Contact, row, "author_")
 
 
 def _target(session: Session, actor, source: Project, target_id: int | None) -> Project:

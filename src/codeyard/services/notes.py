@@ -22,7 +22,7 @@ from .users import CONTACT_FIELDS, Contact
 
 
 def merge_request_note(session: Session, mr: MergeRequest, note_id: int) -> Note:
-    """The request's note NOTE_ID; `404 Not found` otherwise."""
+    """The request's note NOTE_ID, loaded to change it; `404 Not found` otherwise."""
     note = session.get(Note, note_id, options=[joinedload(Note.author)]) if is_id(note_id) else None
     if note is None or note.merge_request_id != mr.id:
         raise RecordNotFound()

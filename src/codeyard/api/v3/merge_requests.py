@@ -101,13 +101,17 @@ async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
 
 @single("GET", "/changes", guards=READ_CODE, summary="The request with its changes (merge base to source head)")
 async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
-    # git starts first, from what one prebuilt statement finds; the session (the project's and the
-    # request's rows, the entity) is used while git works, and each change is JSON as soon as git's
-    # output for it is read.
-    mr = await merge_requests.compared(ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"))
+    # git starts first, from what one prebuilt statement finds; the request's entity is read (on the
+    # fast path) while git works, and each change is JSON as soon as git's output for it is read.
+    mr_id = ctx.path_int("merge_request_id")
+    mr = await merge_requests.compared(ctx.rt.db.loop, ctx.project_id, mr_id)
     work = merge_requests.comparer(ctx.rt, ctx.project_id, mr, commits=False,
                                    shape=lambda change: encoded(repo_diff(change)))  # fmt: skip
-    data, found = await ctx.off_loop_while(work, lambda: render(ctx, request_of(ctx)))
+
+    def entity() -> MergeRequest:
+        return _listed(ctx, *now(merge_requests.read_one(ctx.rt.db.fast, ctx.project_id, mr_id)))
+
+    data, found = await ctx.off_loop_while(work, entity)
     data["changes"] = found.diffs
     return data
 
