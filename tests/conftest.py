@@ -69,6 +69,14 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(_databases())
 
 
+def schema_url(schema: str) -> str:
+    """The URL of the test PostgreSQL with SCHEMA first on the search path. synchronous_commit off:
+    a commit does not wait for the WAL's flush to disk (3.4 ms against 0.1 ms on the 2-core test
+    machine), which only a crash of PostgreSQL itself would lose, and no test crashes it."""
+    options = f"-csearch_path%3D{schema}%20-csynchronous_commit%3Doff"
+    return f"{POSTGRES_URL}{'&' if '?' in POSTGRES_URL else '?'}options={options}"
+
+
 @pytest.fixture(scope="session", params=BACKENDS)
 def backend_url(request, tmp_path_factory):
     """A migrated, empty database of one backend for this test session (and xdist worker)."""
@@ -81,7 +89,7 @@ def backend_url(request, tmp_path_factory):
     schema = f"cy_test_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(_libpq(POSTGRES_URL), autocommit=True) as connection:
         connection.execute(f'CREATE SCHEMA "{schema}"')
-    url = f"{POSTGRES_URL}{'&' if '?' in POSTGRES_URL else '?'}options=-csearch_path%3D{schema}"
+    url = schema_url(schema)
     try:
         migrate.upgrade(url)
         yield url

@@ -77,10 +77,19 @@ ENDPOINTS = [
 ]
 
 
+def one_per_role(users, tag: str = "", prefix: str = "") -> dict:
+    """A new user per role but anonymous, named PREFIX<role>TAG<n>."""
+    people = {role: users.create(f"{prefix}{role}{tag}{_next()}") for role in ROLES if role not in ("anonymous", "admin")}
+    people["admin"] = users.create(f"{prefix}admin{_next()}", admin=True)
+    return people
+
+
 class World:
-    def __init__(self, users, projects, visibility: int):
-        self.users = {role: users.create(f"{role}{visibility}{_next()}") for role in ROLES if role not in ("anonymous", "admin")}
-        self.users["admin"] = users.create(f"admin{_next()}", admin=True)
+    """A project of VISIBILITY with one user per role; given PEOPLE (a previous world's users), a
+    fresh project with its members and hook for them: no endpoint of the matrix changes a user."""
+
+    def __init__(self, users, projects, visibility: int, people: dict | None = None):
+        self.users = people or one_per_role(users, str(visibility))
         self.project = projects.create(self.users["owner"], name=f"target{_next()}", visibility=visibility)
         for role in ("guest", "reporter", "developer", "master"):
             projects.add_member(self.project, self.users[role], RANK[role])
@@ -133,7 +142,7 @@ def test_matrix(api, users, projects, endpoint, visibility):
         elif want == 404:
             assert response.json() == {"message": "404 Project Not Found"}
         if endpoint.destructive and response.status_code < 300:
-            world = World(users, projects, VISIBILITIES[visibility])
+            world = World(users, projects, VISIBILITIES[visibility], people=world.users)
     assert not failures, "\n".join(failures)
 
 
@@ -163,9 +172,10 @@ GROUP_ENDPOINTS = [
 
 
 class GroupWorld:
-    def __init__(self, users, projects, visibility: int):
-        self.users = {role: users.create(f"g{role}{_next()}") for role in ROLES if role not in ("anonymous", "admin")}
-        self.users["admin"] = users.create(f"gadmin{_next()}", admin=True)
+    """A group of VISIBILITY with one user per role; given PEOPLE, a fresh group for them."""
+
+    def __init__(self, users, projects, visibility: int, people: dict | None = None):
+        self.users = people or one_per_role(users, prefix="g")
         self.group = projects.group(self.users["owner"], f"grp{_next()}", visibility=visibility)
         for role in ("guest", "reporter", "developer", "master"):
             projects.add_group_member(self.group, self.users[role], RANK[role])
@@ -197,5 +207,5 @@ def test_group_matrix(api, users, projects, endpoint, visibility):
         if response.status_code != want:
             failures.append(f"{role}: {response.status_code} (want {want}) {response.text[:120]}")
         if response.status_code < 300 and method != "GET":
-            world = GroupWorld(users, projects, VISIBILITIES[visibility])
+            world = GroupWorld(users, projects, VISIBILITIES[visibility], people=world.users)
     assert not failures, "\n".join(failures)

@@ -14,11 +14,10 @@ import psycopg
 import pytest
 from sqlalchemy import select, update
 
-from codeyard.db import changes
+from codeyard.db import changes, libpq
 from codeyard.db.models import Token, User, utcnow
 from codeyard.services import identity
 
-from ..conftest import _libpq
 from ..support import QueryCounter
 
 
@@ -63,7 +62,7 @@ class Outside:
         if rt.db.is_sqlite:
             self.connection = sqlite3.connect(url.database, isolation_level=None)
         else:
-            self.connection = psycopg.connect(_libpq(url.render_as_string(hide_password=False)), autocommit=True)
+            self.connection = psycopg.connect(libpq.conninfo(url.render_as_string(hide_password=False)), autocommit=True)
         self.sqlite = rt.db.is_sqlite
 
     def execute(self, statement: str, params: dict | tuple = ()):

@@ -9,10 +9,8 @@ import asyncio
 import psycopg
 import pytest
 
-from codeyard.db import loop_reads
+from codeyard.db import libpq, loop_reads
 from codeyard.services import project_reads
-
-from ..conftest import _libpq
 
 
 def test_a_read_on_the_loop_is_the_fast_paths_read(rt, users, projects):
@@ -41,7 +39,7 @@ def test_a_lost_connection_is_replaced(rt, users, projects):
         first = await rt.db.loop.first(project_reads.BY_ID, params)
         pool = rt.db._loop_reads._pool()
         (connection,) = pool._idle
-        with psycopg.connect(_libpq(rt.db.engine.url.render_as_string(hide_password=False)), autocommit=True) as other:
+        with psycopg.connect(libpq.conninfo(rt.db.engine.url.render_as_string(hide_password=False)), autocommit=True) as other:
             other.execute("SELECT pg_terminate_backend(%s)", (connection.info.backend_pid,))
         second = await rt.db.loop.first(project_reads.BY_ID, params)
         return first, second, pool._opened
@@ -132,3 +130,13 @@ def test_waiters_fail_rather_than_wait_when_no_connection_can_be_opened(monkeypa
 
     outcomes, opened = asyncio.run(scenario())
     assert [type(outcome) for outcome in outcomes] == [OSError] * 3 and opened == 0
+
+
+def test_the_connection_settings_reach_libpq_whole():
+    """An options value holding spaces (two -c settings) and a password holding a space and a '+'
+    are passed as they are, not with the spaces turned into the '+' of a URL's query."""
+    url = "postgresql+psycopg://someone:p%2Bw%20d@db.example:6543/codeyard?options=-csearch_path%3Dx%20-cwork_mem%3D8MB"
+    assert psycopg.conninfo.conninfo_to_dict(libpq.conninfo(url)) == {
+        "host": "db.example", "port": "6543", "dbname": "codeyard", "user": "someone", "password": "p+w d",
+        "options": "-csearch_path=x -cwork_mem=8MB",
+    }  # fmt: skip

@@ -27,7 +27,7 @@ from codeyard.entities.common import iso
 from codeyard.services import credentials, project_reads, visibility
 from codeyard.services.identity import USER_BY_TOKEN
 
-from ..conftest import BACKENDS, POSTGRES_URL, _libpq
+from ..conftest import BACKENDS, POSTGRES_URL, _libpq, schema_url
 
 
 @pytest.fixture(params=BACKENDS)
@@ -40,7 +40,7 @@ def fresh_url(request, tmp_path):
     with psycopg.connect(_libpq(POSTGRES_URL), autocommit=True) as connection:
         connection.execute(f'CREATE SCHEMA "{schema}"')
     try:
-        yield f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
+        yield schema_url(schema)
     finally:
         with psycopg.connect(_libpq(POSTGRES_URL), autocommit=True) as connection:
             connection.execute(f'DROP SCHEMA "{schema}" CASCADE')

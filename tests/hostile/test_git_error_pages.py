@@ -44,6 +44,14 @@ def test_a_hostile_url_is_not_echoed_as_html(live, alice):
     _assert_plain(response, 404, "404 Project Not Found")
 
 
+def test_a_segment_holding_an_encoded_slash_names_no_project(live, alice, projects):
+    """As for the pages and uploads (`services.loader.path_ident`): `alice%2Fdemo/x.git` is not alice/demo."""
+    project = projects.create(alice, name="demo", visibility=20)
+    assert _info_refs(live, f"{project.path_with_namespace}.git").status_code == 200
+    response = _info_refs(live, f"{project.path_with_namespace.replace('/', '%2F')}/x.git", auth=(alice.username, alice.token))
+    _assert_plain(response, 404, "404 Project Not Found")
+
+
 def test_dumb_protocol_refusal_is_plain_text(live, alice, projects):
     project = projects.create(alice, name="demo", visibility=20)
     _assert_plain(_info_refs(live, f"{project.path_with_namespace}.git", service=None), 400, "smart HTTP")

@@ -54,7 +54,10 @@ def test_a_job_that_kills_its_worker_is_failed_and_the_jobs_beside_it_run(rt, tm
         poison = queue.enqueue(session, "test.die", {})
         session.flush()
         poison_id = poison.id
-    supervisor = Supervisor([sys.executable, "-m", "tests.jobs.worker_with_test_kinds", "worker"], rt.config.database_url)
+    # A short back-off: the worker dies once per attempt, and the production one (0.5 s doubled each
+    # time) would add 15 s of waiting to what this tests.
+    command = [sys.executable, "-m", "tests.jobs.worker_with_test_kinds", "worker"]
+    supervisor = Supervisor(command, rt.config.database_url, first_delay=0.01)
     supervisor.start()
     try:
         assert wait_until(lambda: [(j.id, j.state) for j in jobs(rt)] == [(poison_id, FAILED)], 180), jobs(rt)

@@ -40,7 +40,7 @@ def git_would_collect(repository: Path) -> bool:
 @pytest.mark.parametrize("loose", [0, 27, 28])
 def test_loose_objects(tmp_path, loose):
     repository = tmp_path / "r.git"
-    storage.create(repository)
+    storage.create(repository, "master")
     write_loose_objects_in_17(repository, loose)
     estimate = storage.may_need_gc(repository)
     assert estimate == git_would_collect(repository) == (loose == 28)
@@ -49,7 +49,7 @@ def test_loose_objects(tmp_path, loose):
 @pytest.mark.parametrize(("packs", "kept"), [(49, 0), (50, 1), (50, 0)])
 def test_packs(tmp_path, packs, kept):
     repository = tmp_path / "r.git"
-    storage.create(repository)
+    storage.create(repository, "master")
     pack_dir = repository / "objects" / "pack"
     for number in range(packs):
         blob = subprocess.run(["git", "--git-dir", str(repository), "hash-object", "-w", "--stdin"],

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from codeyard.git import merge_refs
-from codeyard.services import merge_requests
+from codeyard.services import merge_accept
 
 
 def git(path, *args) -> str:
@@ -47,8 +47,8 @@ def test_a_push_to_the_target_during_the_merge_is_kept(tmp_path, monkeypatch):
         return found
 
     monkeypatch.setattr(merge_refs, "_sides", sides_then_a_push)
-    plan = merge_requests.MergePlan(1, "opened", path, "master", head, "Merge", "Ada", "ada@example.com", False)
-    old, new = merge_requests.write_merge(plan)
+    plan = merge_accept.MergePlan(1, "opened", path, "master", head, "Merge", "Ada", "ada@example.com", False)
+    old, new = merge_accept.write_merge(plan)
     assert old == pushed[0]
     assert git(work, "log", "-1", "--format=%P", "master").split() == [pushed[0], head]
     assert git(work, "rev-parse", "master") == new

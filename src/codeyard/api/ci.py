@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-from starlette.responses import FileResponse
-
 from .. import metrics
 from ..db.models import Build, is_id
 from ..db.models.ci import FAILED, RUNNING, SUCCESS
@@ -22,13 +20,13 @@ from ..errors import BadRequest, CodeyardError, Forbidden, NotFound, PayloadTooL
 from ..services.ci import artifacts, builds, handout, queue, runners, traces
 from .bodies import BodyStream
 from .context import Ctx
+from .downloads import artifacts_response
 from .params import Any_, File, Int, Str
 from .registry import API, WEB
 
 V1 = "/ci/api/v1"
 TRACE_BODY = traces.MAX_SIZE + 64 * 1024  # a whole trace in a JSON or form body
 CONTENT_RANGE = re.compile(r"\s*(\d{1,12})-(\d{1,12})\s*")
-DOWNLOAD_HEADERS = {"content-transfer-encoding": "binary", "x-content-type-options": "nosniff"}
 
 
 def runner_route(method: str, template: str, **options):
@@ -262,14 +260,6 @@ def download_artifacts(ctx: Ctx):
     if caller is None or caller.pipeline_id != build.pipeline_id:
         raise Forbidden()
     return artifacts_response(ctx, build)
-
-
-def artifacts_response(ctx: Ctx, build: Build) -> FileResponse:
-    path, status = artifacts.locate(ctx.rt, build)
-    return FileResponse(
-        path, media_type="application/octet-stream", headers=DOWNLOAD_HEADERS, filename=build.artifacts_file,
-        stat_result=status, content_disposition_type="attachment",
-    )  # fmt: skip
 
 
 @runner_route("DELETE", "/builds/:id/artifacts", params=(Str("token", verbatim=True),),

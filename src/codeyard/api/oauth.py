@@ -11,7 +11,6 @@ from .context import Ctx
 from .params import Str
 from .registry import WEB
 from .replies import Reply
-from .v3.session import verified_user_id
 
 
 def _oauth_error(status: int, error: str, description: str) -> Reply:
@@ -37,8 +36,8 @@ async def issue_token(ctx: Ctx):
     if not username or not password:
         return _oauth_error(400, "invalid_request", "The request is missing a required parameter: username or password.")
     try:
-        user_id = await verified_user_id(ctx, username, password)
-        _user, token, secret = signin.complete_sign_in(ctx.session, user_id, credentials.OAUTH, "oauth")
+        checked = await signin.check_sign_in(ctx.rt, username, password, ctx.client_address)
+        _user, token, secret = signin.complete_sign_in(ctx.session, checked.id, credentials.OAUTH, "oauth")
     except Unauthorized:
         return _oauth_error(401, "invalid_grant", "The provided authorization grant is invalid, expired or revoked.")
     except CodeyardError:

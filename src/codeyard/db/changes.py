@@ -29,7 +29,7 @@ import os
 import threading
 import time
 
-from sqlalchemy.engine import make_url
+from . import libpq
 
 log = logging.getLogger("codeyard.db")
 
@@ -94,7 +94,7 @@ class NotifiedRows(KeptRows):
 
     def __init__(self, url: str):
         super().__init__()
-        self._conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        self._conninfo = libpq.conninfo(url)
         self._counter = itertools.count(1)
         self.current = 0
         self.live = False

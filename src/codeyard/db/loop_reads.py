@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import collections
 
-from sqlalchemy.engine import make_url
+from . import libpq
 
 CONNECTIONS = 4  # per event loop: each statement of this kind takes a fraction of a millisecond
 
 
 class LoopReads:
     def __init__(self, url: str):
-        self._conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        self._conninfo = libpq.conninfo(url)
         self._pools: dict[asyncio.AbstractEventLoop, _Pool] = {}
 
     async def first(self, prepared, params: dict):

@@ -53,7 +53,7 @@ def note(row, view: View, author) -> Note:
 
 def commit_note(row, view: View, author) -> CommitNote:
     """A comment on a commit; `path`, `line` and `line_type` when it is on one line of the diff.
-    AUTHOR is the model's or the read path's (`users.Contact`), None when the user is gone."""
+    AUTHOR is the model's or the read path's (`services.identity.Contact`), None when the user is gone."""
     return {
         "note": row.note,
         "path": row.path,

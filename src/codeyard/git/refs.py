@@ -8,7 +8,6 @@ HEADS = "refs/heads/"
 TAGS = "refs/tags/"
 MERGE_REQUESTS = "refs/merge-requests/"  # heads of merge requests: written by the server only
 ZERO_SHA = "0" * 40  # the "before" of a created ref, the "after" of a deleted one
-INITIAL_BRANCH = "master"  # what the HEAD of a new repository names
 
 MAX_NAME_BYTES = 255  # a whole branch or tag name (GitLab's column, and far below git's own limits)
 MAX_COMPONENT_BYTES = 250  # one slash-separated part: file systems cap a name at 255 bytes

@@ -16,19 +16,17 @@ from pathlib import Path
 
 import pygit2
 
-from .refs import HEADS, INITIAL_BRANCH
-
-DEFAULT_HEAD = HEADS + INITIAL_BRANCH
+from .refs import HEADS
 
 
 def repository_path(repositories_dir: Path, project_id: int) -> Path:
     return repositories_dir / f"{project_id}.git"
 
 
-def create(path: Path) -> None:
-    """A new empty bare repository whose HEAD names master."""
+def create(path: Path, head_branch: str) -> None:
+    """A new empty bare repository whose HEAD names HEAD_BRANCH."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    pygit2.init_repository(str(path), bare=True, initial_head=DEFAULT_HEAD)
+    pygit2.init_repository(str(path), bare=True, initial_head=HEADS + head_branch)
     _configure(path)
 
 

@@ -45,7 +45,8 @@ from ..errors import (
 )
 from ..git import storage
 from ..policies import projects as policy
-from ..services import branches, project_reads, push_journal
+from ..services import loader, project_reads, protected_branches, push_journal
+from ..services.loader import Refusal
 from .credentials import BadCredentials, BuildCredential, user_for
 
 log = logging.getLogger("codeyard.githttp")
@@ -150,7 +151,7 @@ async def serve(ctx: Ctx, receive, send, service: str) -> None:
 async def push(ctx: Ctx, receive, send, repository: Path, grant: Grant, user) -> bool:
     """A push, journaled (services/push_journal), its rules those of the project's protected
     branches now; whether git succeeded."""
-    protected = await branches.read_protections(ctx.rt.db, grant.project_id)
+    protected = await protected_branches.read_protections(ctx.rt.db, grant.project_id)
     flags = {name: {"developers_can_push": row.developers_can_push} for name, row in protected.items()}
     rules = githooks.push_rules(grant.access.abilities, flags)
     received, commands = await read_commands(ctx, receive)
@@ -187,20 +188,19 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
     needs developer rights. Anonymous callers are asked for credentials (401) rather than told that a
     project is missing or private; signed-in callers get 404 for what they cannot see.
 
-    The project and the caller's memberships come from the API guards' read path (one prebuilt
-    statement, awaited on the loop)."""
+    The project and the caller's memberships come from the one loader (`services.loader`: one
+    prebuilt statement, awaited on the loop)."""
     need = policy.PUSH_CODE if service == RECEIVE else policy.DOWNLOAD_CODE
-    member = user if not isinstance(user, BuildCredential) else None
-    row = await project_reads.find_awaited(ctx.rt.db, f"{ctx.path_params['namespace']}/{_project_path(ctx)}", member)
-    access = _access(user, row)
-    if not access.can(policy.READ_PROJECT):
-        raise GitUnauthorized() if user is None else NotFound("Project")
-    if not access.can(need):
-        if user is None:
-            raise GitUnauthorized()
+    ident = loader.path_ident(ctx.path_params["namespace"], _project_path(ctx))
+    found = await loader.project_awaited(_reader(ctx), ident, user, (need,), access_of=_access, sign_in=True)
+    if found.refusal is Refusal.UNAUTHENTICATED:
+        raise GitUnauthorized()
+    if found.refusal is Refusal.NOT_FOUND:
+        raise NotFound("Project")
+    if found.refusal is Refusal.FORBIDDEN:
         verb = "push code to" if service == RECEIVE else "download code from"
         raise Forbidden(f"You are not allowed to {verb} this project")
-    grant = Grant(row.id, access)
+    grant = Grant(found.row.id, found.access)
     path = storage.repository_path(ctx.rt.config.repositories_dir, grant.project_id)
     if not (path / "HEAD").exists():
         log.error("repository of project %s is missing at %s", grant.project_id, path)
@@ -211,11 +211,15 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
 BUILD_ACCESS = policy.Access(frozenset({policy.READ_PROJECT, policy.DOWNLOAD_CODE}))
 
 
+def _reader(ctx: Ctx) -> loader.AwaitedReader:
+    """The loader's read path; a build's token is no member of anything."""
+    read = loader.loop_reader(ctx.rt.db)
+    return lambda ident, caller: read(ident, None if isinstance(caller, BuildCredential) else caller)
+
+
 def _access(user, row) -> policy.Access:
-    """The caller's access to the project of ROW (a `project_reads` row, or None); a running
-    build's token reads its own project's code and nothing else."""
-    if row is None:
-        return policy.NO_ACCESS
+    """The caller's access to the project of ROW (a `project_reads` row); a running build's token
+    reads its own project's code and nothing else."""
     if isinstance(user, BuildCredential):
         return BUILD_ACCESS if user.project_id == row.id else policy.NO_ACCESS
     return project_reads.access(user, row)

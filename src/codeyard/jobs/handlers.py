@@ -10,12 +10,12 @@ idempotent.
 
 from __future__ import annotations
 
-from ..services import merge_requests, webhooks
+from ..services import merge_accept, merge_requests, webhooks
 
 HANDLERS = {
     webhooks.KIND: webhooks.deliver,
-    merge_requests.SETTLE_KIND: merge_requests.settle_lock,
+    merge_accept.SETTLE_KIND: merge_accept.settle_lock,
     merge_requests.AFTER_PUSH_KIND: merge_requests.refresh_after_push,
     merge_requests.CHECK_KIND: merge_requests.check_later,
-    merge_requests.MWBS_KIND: merge_requests.merge_when_build_succeeded,
+    merge_requests.MWBS_KIND: merge_accept.merge_when_build_succeeded,
 }

@@ -32,9 +32,10 @@ YOUNG = 60.0  # a worker that lived longer than this died of something else: res
 
 
 class Supervisor:
-    def __init__(self, command: list[str], database_url: str):
+    def __init__(self, command: list[str], database_url: str, first_delay: float = FIRST_DELAY):
         self.command = command
         self.database_url = database_url
+        self.first_delay = first_delay  # tests that kill worker after worker need not wait the back-off
         self.process: subprocess.Popen | None = None
         self.restarts = 0
         self._lock = threading.Lock()
@@ -63,7 +64,7 @@ class Supervisor:
             self._thread.join(timeout)
 
     def _watch(self) -> None:
-        delay = FIRST_DELAY
+        delay = self.first_delay
         while True:
             started = time.monotonic()
             process = self.process
@@ -73,7 +74,7 @@ class Supervisor:
             log.error("the job worker (pid %d) ended with %s; starting another", process.pid, code)
             self._release(process.pid)
             metrics.process_died(process.pid)
-            delay = FIRST_DELAY if time.monotonic() - started > YOUNG else delay
+            delay = self.first_delay if time.monotonic() - started > YOUNG else delay
             if self._stopping.wait(delay):
                 return
             delay = min(MAX_DELAY, delay * 2)

@@ -48,29 +48,49 @@ ADMIN_MERGE_REQUEST = "admin_merge_request"
 DESTROY_MERGE_REQUEST = "destroy_merge_request"
 CREATE_NOTE = "create_note"
 ADMIN_NOTE = "admin_note"
+READ_NOTE = "read_note"
+CREATE_COMMIT_STATUS = "create_commit_status"
+UPDATE_COMMIT_STATUS = "update_commit_status"
+ADMIN_COMMIT_STATUS = "admin_commit_status"
+CREATE_PROJECT = "create_project"
+READ_ISSUE = "read_issue"
+CREATE_ISSUE = "create_issue"
+UPDATE_ISSUE = "update_issue"
+ADMIN_ISSUE = "admin_issue"
+DESTROY_ISSUE = "destroy_issue"
+READ_LABEL = "read_label"
+ADMIN_LABEL = "admin_label"
+READ_MILESTONE = "read_milestone"
+ADMIN_MILESTONE = "admin_milestone"
+READ_WIKI = "read_wiki"
+CREATE_WIKI = "create_wiki"
+ADMIN_WIKI = "admin_wiki"
+READ_SNIPPET = "read_project_snippet"
+CREATE_SNIPPET = "create_project_snippet"
+UPDATE_SNIPPET = "update_project_snippet"
+ADMIN_SNIPPET = "admin_project_snippet"
 
 GUEST_RULES = frozenset(
     {
-        READ_PROJECT, "read_wiki", "read_issue", "read_label", "read_milestone", "read_project_snippet",
-        READ_MEMBERS, READ_MERGE_REQUEST, "read_note", "create_project", "create_issue", CREATE_NOTE, UPLOAD_FILE,
+        READ_PROJECT, READ_WIKI, READ_ISSUE, READ_LABEL, READ_MILESTONE, READ_SNIPPET, READ_MEMBERS,
+        READ_MERGE_REQUEST, READ_NOTE, CREATE_PROJECT, CREATE_ISSUE, CREATE_NOTE, UPLOAD_FILE,
     }
 )  # fmt: skip
-PUBLIC_RULES = GUEST_RULES | {DOWNLOAD_CODE, FORK_PROJECT, "read_commit_status"}
+PUBLIC_RULES = GUEST_RULES | {DOWNLOAD_CODE, FORK_PROJECT, READ_COMMIT_STATUS}
 REPORTER_RULES = GUEST_RULES | {
-    DOWNLOAD_CODE, FORK_PROJECT, "create_project_snippet", "update_issue", "admin_issue", "admin_label",
-    "read_commit_status", READ_BUILD,
+    DOWNLOAD_CODE, FORK_PROJECT, CREATE_SNIPPET, UPDATE_ISSUE, ADMIN_ISSUE, ADMIN_LABEL, READ_COMMIT_STATUS, READ_BUILD,
 }  # fmt: skip
 DEVELOPER_RULES = REPORTER_RULES | {
-    ADMIN_MERGE_REQUEST, UPDATE_MERGE_REQUEST, "create_commit_status", "update_commit_status", CREATE_BUILD,
-    UPDATE_BUILD, CREATE_MERGE_REQUEST, "create_wiki", PUSH_CODE,
+    ADMIN_MERGE_REQUEST, UPDATE_MERGE_REQUEST, CREATE_COMMIT_STATUS, UPDATE_COMMIT_STATUS, CREATE_BUILD,
+    UPDATE_BUILD, CREATE_MERGE_REQUEST, CREATE_WIKI, PUSH_CODE,
 }  # fmt: skip
 MASTER_RULES = DEVELOPER_RULES | {
-    PUSH_PROTECTED, "update_project_snippet", "admin_milestone", "admin_project_snippet", ADMIN_MEMBERS,
-    ADMIN_NOTE, "admin_wiki", ADMIN_PROJECT, "admin_commit_status", ADMIN_BUILD,
+    PUSH_PROTECTED, UPDATE_SNIPPET, ADMIN_MILESTONE, ADMIN_SNIPPET, ADMIN_MEMBERS,
+    ADMIN_NOTE, ADMIN_WIKI, ADMIN_PROJECT, ADMIN_COMMIT_STATUS, ADMIN_BUILD,
 }  # fmt: skip
 OWNER_RULES = MASTER_RULES | {
     CHANGE_NAMESPACE, CHANGE_VISIBILITY, RENAME_PROJECT, REMOVE_PROJECT, ARCHIVE_PROJECT, REMOVE_FORK,
-    DESTROY_MERGE_REQUEST, "destroy_issue",
+    DESTROY_MERGE_REQUEST, DESTROY_ISSUE,
 }  # fmt: skip
 # Team membership grants up to master rules; owner rules come from owning the namespace (below).
 TEAM_RULES = ((MASTER, MASTER_RULES), (DEVELOPER, DEVELOPER_RULES), (REPORTER, REPORTER_RULES), (GUEST, GUEST_RULES))
@@ -195,8 +215,8 @@ def anonymous_access(project) -> Access:
     """What anybody may do without signing in: read and clone public projects (the git transport)."""
     if project.visibility_level != PUBLIC:
         return NO_ACCESS
-    rules = {READ_PROJECT, DOWNLOAD_CODE, READ_MEMBERS, READ_MERGE_REQUEST, "read_wiki", "read_label",
-             "read_milestone", "read_note", "read_commit_status", "read_issue", "read_project_snippet"}  # fmt: skip
+    rules = {READ_PROJECT, DOWNLOAD_CODE, READ_MEMBERS, READ_MERGE_REQUEST, READ_WIKI, READ_LABEL,
+             READ_MILESTONE, READ_NOTE, READ_COMMIT_STATUS, READ_ISSUE, READ_SNIPPET}  # fmt: skip
     if project.public_builds:
         rules.add(READ_BUILD)
     return Access(frozenset(rules) - _feature_rules(project))

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Integer, Row, bindparam, select
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
-from ..db.models import Project, ProtectedBranch
+from ..db.models import Project
 from ..errors import BadRequest, CodeyardError, NotFound
 from ..git import repo
 from ..git.refs import HEADS, ZERO_SHA, is_branch_name
-from . import push_journal, pushes
+from . import protected_branches, push_journal
+from .protected_branches import protections
+from .ref_updates import RefUpdate
 from .repository import ProjectRef, path_of, reading
 
 
@@ -27,7 +29,7 @@ from .repository import ProjectRef, path_of, reading
 class Branch:
     name: str
     commit: repo.CommitInfo
-    protection: ProtectedBranch | Row | None  # a row of `read_protections` on the read path
+    protection: Row | None  # a row of `protected_branches`' read: name, developers_can_push
 
 
 class BranchError(CodeyardError):
@@ -36,22 +38,6 @@ class BranchError(CodeyardError):
     def __init__(self, status: int, message: str):
         self.status = status
         super().__init__(message)
-
-
-def protections(session: Session, project: ProjectRef) -> dict[str, ProtectedBranch]:
-    rows = session.scalars(select(ProtectedBranch).where(ProtectedBranch.project_id == project.id))
-    return {row.name: row for row in rows}
-
-
-_PROTECTIONS = select(ProtectedBranch.name, ProtectedBranch.developers_can_push).where(
-    ProtectedBranch.project_id == bindparam("project_id", type_=Integer)
-)
-
-
-async def read_protections(db, project_id: int) -> dict[str, Row]:
-    """name -> (name, developers_can_push) of the project's protected branches, on the read path
-    (`Database.loop`): what `Branch.protection` shows."""
-    return {row.name: row for row in await db.loop.all(_PROTECTIONS, {"project_id": project_id})}
 
 
 def checked_name(name: str) -> str:
@@ -75,23 +61,15 @@ def get(session: Session, rt, project: Project, name: str, missing: str = "Branc
 
 
 def protect(session: Session, rt, project: Project, name: str, developers_can_push: bool | None = None) -> Branch:
-    branch = get(session, rt, project, checked_name(name))
-    row = branch.protection
-    if row is None:
-        row = ProtectedBranch(project_id=project.id, name=name, developers_can_push=bool(developers_can_push))
-        session.add(row)
-    elif developers_can_push is not None:
-        row.developers_can_push = developers_can_push
-    session.flush()
-    return Branch(name, branch.commit, row)
+    commit = tip(rt, project, checked_name(name))
+    protected_branches.protect(session, project, name, developers_can_push)
+    return Branch(name, commit, protections(session, project).get(name))
 
 
 def unprotect(session: Session, rt, project: Project, name: str) -> Branch:
-    branch = get(session, rt, project, checked_name(name), missing="Branch does not exist")
-    if branch.protection is not None:
-        session.delete(branch.protection)
-        session.flush()
-    return Branch(name, branch.commit, None)
+    commit = tip(rt, project, checked_name(name), missing="Branch does not exist")
+    protected_branches.unprotect(session, project, name)
+    return Branch(name, commit, None)
 
 
 def create(session: Session, rt, project: Project, user, name: str, ref: str) -> Branch:
@@ -109,7 +87,7 @@ def create(session: Session, rt, project: Project, user, name: str, ref: str) ->
         raise BadRequest("Invalid reference name") from None
     except FileExistsError:
         raise BadRequest("Branch already exists") from None
-    push_journal.record_moved(session, rt, journal, [pushes.RefUpdate(HEADS + name, ZERO_SHA, info.id)])
+    push_journal.record_moved(session, rt, journal, [RefUpdate(HEADS + name, ZERO_SHA, info.id)])
     return Branch(name, info, protections(session, project).get(name))
 
 
@@ -126,4 +104,4 @@ def delete(session: Session, rt, project: Project, user, name: str) -> None:
         raise BranchError(405, "Protected branch cant be removed")
     journal = push_journal.for_ref_moves(session, rt, project.id, user.id)
     sha = repo.delete_branch(path, name)
-    push_journal.record_moved(session, rt, journal, [pushes.RefUpdate(HEADS + name, sha, ZERO_SHA)])
+    push_journal.record_moved(session, rt, journal, [RefUpdate(HEADS + name, sha, ZERO_SHA)])

@@ -12,7 +12,7 @@ from ..db.models.merge_requests import noteable_type_of
 from ..db.queries import api_text, joined_columns, joined_part, page_statements
 from ..db.queries import read_page as read_page_of
 from ..git.refs import HEADS, TAGS, ZERO_SHA
-from .users import CONTACT_FIELDS, Contact
+from .identity import CONTACT_FIELDS, Contact
 
 CREATED, UPDATED, CLOSED, REOPENED, PUSHED, COMMENTED, MERGED, JOINED, LEFT, DESTROYED = range(1, 11)
 _NAMES = {CLOSED: "closed", MERGED: "accepted", JOINED: "joined", LEFT: "left", DESTROYED: "destroyed", COMMENTED: "commented on"}

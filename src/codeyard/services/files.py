@@ -16,8 +16,10 @@ from ..git import file_commits
 from ..git.refs import HEADS
 from ..policies import branches as branch_policy
 from ..policies.projects import Access
-from . import push_journal, pushes
-from .branches import checked_name, protections
+from . import push_journal
+from .branches import checked_name
+from .protected_branches import protections
+from .ref_updates import RefUpdate
 from .repository import path_of, reading
 
 log = logging.getLogger("codeyard.files")
@@ -58,7 +60,7 @@ def change(session: Session, rt, project: Project, user, access: Access, action:
         raise BadRequest("Your changes could not be committed, because they failed git's object checks") from None
     except file_commits.RefMoved:
         raise BadRequest(f"The branch {branch} changed while the commit was written; try again") from None
-    push_journal.record_moved(session, rt, journal, [pushes.RefUpdate(HEADS + branch, old, new)])
+    push_journal.record_moved(session, rt, journal, [RefUpdate(HEADS + branch, old, new)])
 
 
 def _identity(user) -> dict[str, str]:

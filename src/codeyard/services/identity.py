@@ -8,12 +8,19 @@ expiry is checked on every use.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 from sqlalchemy import bindparam, func, or_, select
 
 from ..db.models import Namespace, Project, Token, User, utcnow
 from ..db.models.base import UtcDateTime
 from ..db.queries import api_text
 from . import credentials
+
+# A user joined into a read path's row (`db.queries.joined_columns`): what
+# `entities.users.user_contact` (and `user_basic`) read.
+CONTACT_FIELDS = ("id", "username", "email", "name", "state", "created_at")
+Contact = namedtuple("Contact", CONTACT_FIELDS)
 
 # What entities and policies read of a user; the password digest never leaves the database. Its
 # timestamps come as the API's text (`api_text`): a kept caller's row is formatted once, not at

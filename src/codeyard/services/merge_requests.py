@@ -2,7 +2,8 @@
 
 `:id` of create is the source project; the request belongs to its target project (`project_id`),
 which numbers its requests (`iid`). A request from a fork targets the fork's upstream only.
-Votes are `:+1:` / `:-1:` comments.
+Votes are `:+1:` / `:-1:` comments. Accepting a request (and merge when build succeeds) is
+services/merge_accept.py.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import Integer, String, and_, bindparam, func, literal, or_, select
@@ -20,12 +20,10 @@ from sqlalchemy import update as update_rows
 from sqlalchemy.orm import Session, aliased, joinedload
 
 from ..db.models import ForkLink, MergeRequest, Note, Project, User, is_id, utcnow
-from ..db.models.ci import SUCCESS
 from ..db.models.merge_requests import (
     CAN_BE_MERGED,
     CANNOT_BE_MERGED,
     CLOSED,
-    LOCKED,
     MERGE_REQUEST_NOTE,
     MERGED,
     OPEN_STATES,
@@ -39,27 +37,20 @@ from ..entities import merge_request_hooks as hook_entities
 from ..entities.common import View
 from ..errors import (
     BadRequest,
-    CodeyardError,
     Conflict,
-    Forbidden,
     Invalid,
-    MethodNotAllowed,
-    NotAcceptable,
     NotFound,
     RecordNotFound,
-    Unauthorized,
     Unprocessable,
 )  # fmt: skip
 from ..git import diffs, merge_refs, repo
-from ..git.refs import HEADS, is_branch_name
+from ..git.refs import is_branch_name
 from ..jobs import queue
-from ..policies import branches as branch_policy
 from ..policies import projects as policy
 from . import access as access_service
 from . import events, webhooks
-from .ci import pipelines
+from .identity import CONTACT_FIELDS, Contact
 from .repository import path_by_id, path_of, reading
-from .users import CONTACT_FIELDS, Contact
 
 log = logging.getLogger("codeyard.merge_requests")
 UPVOTE, DOWNVOTE = ":+1:", ":-1:"
@@ -225,7 +216,7 @@ def _target(session: Session, actor, source: Project, target_id: int | None) -> 
     return target
 
 
-def _source(session: Session, mr: MergeRequest) -> Project | None:
+def source_of(session: Session, mr: MergeRequest) -> Project | None:
     """The request's source project; None once a deleted fork took it away."""
     return session.get(Project, mr.source_project_id) if mr.source_project_id else None
 
@@ -331,8 +322,8 @@ def update(
     event = fields.get("state_event")
     if event == "close" and mr.open:
         mr.state = CLOSED
-        _keep_comparison(rt, mr)
-        _record(session, rt, project, actor, mr, events.CLOSED, "close")
+        keep_comparison(rt, mr)
+        record(session, rt, project, actor, mr, events.CLOSED, "close")
     elif event == "reopen" and mr.state == CLOSED:
         mr.state = REOPENED
         mr.diff_base_sha = mr.diff_head_sha = None  # compared with its branches again
@@ -359,7 +350,7 @@ def _edit(session: Session, rt, actor, project: Project, mr: MergeRequest, field
     if fields.get("target_branch") not in (None, mr.target_branch):
         _check_target_branch(rt, project, fields["target_branch"])
         mr.target_branch = fields["target_branch"]
-        source = _source(session, mr)
+        source = source_of(session, mr)
         if source is not None:
             _check(session, rt, mr, source, project)
         check = plan_check(session, rt, mr, move_head=False)
@@ -394,7 +385,7 @@ class StatusCheck:
 
 def _status_check(session: Session, rt, mr: MergeRequest, move_head: bool, hooks: tuple[str, ...] = (),
                   job_id: int | None = None) -> StatusCheck:  # fmt: skip
-    source = _source(session, mr) if move_head else None
+    source = source_of(session, mr) if move_head else None
     target = session.get(Project, mr.target_project_id)
     return StatusCheck(mr.id, mr.iid, path_of(rt, target), path_of(rt, source) if source else None,
                        mr.source_branch, mr.target_branch, hooks, job_id)  # fmt: skip
@@ -439,6 +430,16 @@ def finish_check(session: Session, rt, actor, check: StatusCheck, mergeable: boo
         for action in check.hooks:
             _hook(session, rt, session.get(Project, mr.target_project_id), actor, mr, action)
     return mr
+
+
+async def checked(session: Session, rt, actor, mr: MergeRequest, check: StatusCheck | None, off_loop) -> MergeRequest:
+    """MR once CHECK ran: git moves its head ref and runs the trial merge in OFF_LOOP (the edge's
+    way to commit its transaction and run work in a thread), and a second short transaction records
+    the status."""
+    if check is None:
+        return mr
+    mergeable = await off_loop(run_check, check)
+    return finish_check(session, rt, actor, check, mergeable)
 
 
 def check_later(rt, job) -> None:
@@ -494,7 +495,7 @@ def comparison(rt, project, mr, *, commits: bool = True, files: bool = True) -> 
     return comparer(rt, project.id, mr, commits=commits, files=files)()
 
 
-def _keep_comparison(rt, mr: MergeRequest, start: str | None = None, head: str | None = None) -> None:
+def keep_comparison(rt, mr: MergeRequest, start: str | None = None, head: str | None = None) -> None:
     """MR stops being open: keep what its comparison shows, from START (default: its target
     branch's tip) to HEAD (default: its head ref), as the merge base and head its head ref keeps
     reachable; nothing kept (it is compared live, as before) when a side or the base is missing,
@@ -509,13 +510,13 @@ def _keep_comparison(rt, mr: MergeRequest, start: str | None = None, head: str |
     mr.diff_base_sha, mr.diff_head_sha = kept or (None, None)
 
 
-def _record(session: Session, rt, project: Project, actor, mr: MergeRequest, action: int, hook_action: str) -> None:
+def record(session: Session, rt, project: Project, actor, mr: MergeRequest, action: int, hook_action: str) -> None:
     events.record(session, project, actor.id, action, target_id=mr.id, target_type="MergeRequest", title=mr.title)
     _hook(session, rt, project, actor, mr, hook_action)
 
 
 def _hook_attributes(session: Session, rt, view: View, mr: MergeRequest) -> dict:
-    source = _source(session, mr)
+    source = source_of(session, mr)
     target = session.get(Project, mr.target_project_id)
     last = None
     with reading(target.id, "Repository"):
@@ -619,7 +620,7 @@ def refresh_after_push(rt, job) -> None:
         moved = []
         for mr in session.scalars(_moved_by(payload["project_id"], payload["branches"])):
             from_source = mr.source_project_id == payload["project_id"] and mr.source_branch in payload["branches"]
-            source = _source(session, mr) if from_source else None
+            source = source_of(session, mr) if from_source else None
             target = session.get(Project, mr.target_project_id)
             moved.append(_Moved(mr.id, mr.iid, path_of(rt, target), path_of(rt, source) if source else None,
                                 mr.source_branch, mr.target_branch))  # fmt: skip
@@ -642,237 +643,9 @@ def refresh_after_push(rt, job) -> None:
                 _hook(session, rt, session.get(Project, mr.target_project_id), user, mr, "update")
 
 
-# --- accept --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MergePlan:
-    """What the merge needs, as plain values: git works on it after the first transaction ended."""
-
-    mr_id: int
-    previous_state: str
-    path: Path
-    target_branch: str
-    head: str
-    message: str
-    name: str
-    email: str
-    remove_source: bool
-
-
-def default_message(mr: MergeRequest) -> str:
-    return (f"Merge branch '{mr.source_branch}' into '{mr.target_branch}'\n\n{mr.title}\n\n"
-            f"{mr.description or ''}\n\nSee merge request !{mr.iid}")  # fmt: skip
-
-
-def may_merge(session: Session, project: Project, access, mr: MergeRequest) -> bool:
-    """May the caller push to the target branch (protected: master, or developer when allowed)?"""
-    from .branches import protections
-
-    return branch_policy.may_push_to(access, protections(session, project).get(mr.target_branch))
-
-
-@dataclass(frozen=True)
-class Trial:
-    """A trial merge run before the accept's transaction: the head and target branch it merged."""
-
-    head: str | None
-    target_branch: str
-    mergeable: bool
-
-
-def trial_merge(rt, project: Project, mr: MergeRequest) -> Trial:
-    """Git's part of an accept's checks, run with no transaction open."""
-    path = path_of(rt, project)
-    with reading(project.id, "Repository"):
-        head = merge_refs.head_sha(path, mr.iid)
-        return Trial(head, mr.target_branch, merge_refs.can_merge(path, mr.target_branch, head))
-
-
-def may_accept(session: Session, project: Project, access, mr: MergeRequest) -> None:
-    """The first checks of an accept, in GitLab's order: 401, then 405."""
-    if not may_merge(session, project, access, mr):
-        raise Unauthorized()
-    if not mr.open or mr.work_in_progress:
-        raise MethodNotAllowed()
-
-
-def begin_merge(session: Session, rt, project: Project, access, actor, mr: MergeRequest, args: dict,
-                trial: Trial | None = None) -> MergePlan | None:  # fmt: skip
-    """The checks of an accept, in GitLab's order (401, 405, 409), then the request is locked.
-    TRIAL, run before this transaction, stands for the trial merge while it merged this head into
-    this branch (else one runs here). None when the request waits for its builds instead: merge when
-    build succeeds was asked and the source head has unfinished builds (without any, it merges at once)."""
-    may_accept(session, project, access, mr)
-    path = path_of(rt, project)
-    with reading(project.id, "Repository"):
-        head = merge_refs.head_sha(path, mr.iid)
-    if args.get("sha") and args["sha"] != head:
-        raise Conflict("SHA does not match HEAD of source branch: " + (head or ""))
-    if head is None or _merge_status(session, rt, mr, head, trial) != CAN_BE_MERGED:
-        raise MethodNotAllowed("Branch cannot be merged")
-    if args.get("merged_when_build_succeeds") and pipelines.builds_unfinished(session, mr.source_project_id, head):
-        _wait_for_builds(session, actor, mr, args)
-        return None
-    plan = MergePlan(
-        mr_id=mr.id, previous_state=mr.state, path=path, target_branch=mr.target_branch, head=head,
-        message=args.get("merge_commit_message") or default_message(mr),
-        name=_clean(actor.name) or actor.username, email=_clean(actor.email) or f"{actor.username}@localhost",
-        remove_source=bool(args.get("should_remove_source_branch")),
-    )  # fmt: skip
-    lock(session, mr, actor)
-    return plan
-
-
-def _merge_status(session: Session, rt, mr: MergeRequest, head: str, trial: Trial | None) -> str:
-    if trial is None or (trial.head, trial.target_branch) != (head, mr.target_branch):
-        return check_status(session, rt, mr)
-    mr.merge_status = CAN_BE_MERGED if trial.mergeable else CANNOT_BE_MERGED
-    return mr.merge_status
-
-
-# A request still `locked` this long after an accept began lost its accept (the process died between
-# begin_merge and finish_merge): the job enqueued with the lock settles it then.
-LOCK_SECONDS = 600.0
-SETTLE_KIND = "merge_request.settle_lock"
-
-
-def lock(session: Session, mr: MergeRequest, actor) -> None:
-    """Lock MR for an accept by ACTOR; the lock's settlement job is written in the same transaction,
-    so a lock that commits always has one."""
-    stamp = utcnow().isoformat()
-    mr.merge_params = {**(mr.merge_params or {}), "locked_from": mr.state, "locked_at": stamp, "locked_by": actor.id}
-    mr.state = LOCKED
-    session.flush()
-    queue.enqueue(session, SETTLE_KIND, {"merge_request_id": mr.id, "locked_at": stamp}, delay=LOCK_SECONDS)
-
-
-def _unlock(mr: MergeRequest) -> str:
-    """Drop MR's lock notes; the state it had before."""
-    params = dict(mr.merge_params or {})
-    previous = params.pop("locked_from", OPENED)
-    for key in ("locked_at", "locked_by"):
-        params.pop(key, None)
-    mr.merge_params = params or None
-    return previous
-
-
-def _still_locked(mr: MergeRequest | None, stamp: str | None) -> bool:
-    return mr is not None and mr.state == LOCKED and (stamp is None or (mr.merge_params or {}).get("locked_at") == stamp)
-
-
-def settle_lock(rt, job) -> None:
-    """The job of a lock: if its accept never finished, the request is recorded merged when the target
-    branch already contains the head (with the merge commit, event, hook and post-push steps a
-    normal accept records), else it is open again as before."""
-    with rt.db.transaction() as session:
-        mr = session.get(MergeRequest, job.payload["merge_request_id"])
-        if not _still_locked(mr, job.payload.get("locked_at")):
-            return
-        project = session.get(Project, mr.target_project_id)
-        actor = session.get(User, (mr.merge_params or {}).get("locked_by") or 0) or session.get(User, mr.author_id)
-        path = path_of(rt, project)
-        with reading(project.id, "Repository"):
-            head = merge_refs.head_sha(path, mr.iid)
-            merge = merge_refs.merged_by(path, mr.target_branch, head) if head else None
-        if merge is None:
-            mr.state = _unlock(mr)
-            check_status(session, rt, mr)
-            log.warning("merge request %s: an accept that never finished was undone", mr.id)
-            return
-        log.warning("merge request %s: an accept that never finished is recorded (%s)", mr.id, merge[1])
-        if merge[1] is None:  # merged some other way, long ago: no merge commit to name
-            _unlock(mr)
-            mr.state = MERGED
-            _record(session, rt, project, actor, mr, events.MERGED, "merge")
-            return
-        plan = SimpleNamespace(mr_id=mr.id, target_branch=mr.target_branch, head=head, remove_source=False)
-        finish_merge(session, rt, project, actor, plan, merge)
-
-
-def _clean(text: str) -> str:
-    from ..git.file_commits import clean_identity
-
-    return clean_identity(text or "")
-
-
-# The target moved twice while merging, or the merge has conflicts after all: 405, nothing written.
-CANNOT_MERGE = (merge_refs.MergeConflict, merge_refs.RefMoved)
-
-
-def write_merge(plan: MergePlan) -> tuple[str, str]:
-    """The merge commit and the target moved to it; a target that moved meanwhile is merged again once."""
-    try:
-        return merge_refs.merge(plan.path, plan.target_branch, plan.head, plan.message, plan.name, plan.email)
-    except merge_refs.RefMoved:
-        return merge_refs.merge(plan.path, plan.target_branch, plan.head, plan.message, plan.name, plan.email)
-
-
-def abandon_merge(session: Session, plan: MergePlan) -> None:
-    mr = session.get(MergeRequest, plan.mr_id)
-    if not _still_locked(mr, None):
-        return  # settled meanwhile
-    mr.state = _unlock(mr)
-    mr.merge_status = CANNOT_BE_MERGED
-    session.flush()
-
-
-def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan, moved: tuple[str, str]) -> MergeRequest:
-    """Record the merge: state merged, `accepted` event, hook, post-push steps of the target branch,
-    and the source branch removed when asked (not when protected or the default)."""
-    from . import pushes
-
-    mr = session.get(MergeRequest, plan.mr_id)
-    if not _still_locked(mr, None):
-        return mr  # settled meanwhile (its accept outlived the lock's bound): recorded once
-    old, new = moved
-    _unlock(mr)
-    mr.state, mr.merge_commit_sha = MERGED, new
-    _keep_comparison(rt, mr, old, plan.head)
-    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
-    session.flush()
-    _record(session, rt, project, actor, mr, events.MERGED, "merge")
-    pushes.post_push(session, rt, project, actor, [pushes.RefUpdate(HEADS + plan.target_branch, old, new)])
-    if plan.remove_source:
-        _remove_source(session, rt, actor, mr)
-    return mr
-
-
-def _remove_source(session: Session, rt, actor, mr: MergeRequest) -> None:
-    """Delete the source branch under the branches API's rule in the source project (push access
-    there, not protected, not its default branch); otherwise keep it and say why in a system note
-    (GitLab 8 kept it silently): the acceptor of a fork's request need not be able to write to it."""
-    from . import branches
-
-    source = _source(session, mr)
-    if source is None:
-        return
-    try:
-        access = access_service.access(session, actor, source)
-        if not (access.can(policy.DOWNLOAD_CODE) and access.can(policy.PUSH_CODE)):
-            raise Forbidden(branch_policy.NO_PUSH)
-        branches.delete(session, rt, source, actor, mr.source_branch)
-    except CodeyardError as refused:  # no push access, protected, the default branch, or already gone
-        log.info("source branch of merge request %s kept: %s", mr.id, refused)
-        system_note(session, mr, actor.id, f"did not remove the source branch {mr.source_branch}: {refused.message}")
-        session.flush()
-
-
 # --- merge when build succeeds -------------------------------------------------------------------
 
 MWBS_KIND = "merge_requests.merge_when_build_succeeds"
-
-
-def _wait_for_builds(session: Session, actor, mr: MergeRequest, args: dict) -> None:
-    """Flag the request: it merges (as ACTOR, with these parameters) once its head's builds pass.
-    A `sha` given is kept: then that commit merges, or nothing does."""
-    mr.merge_when_build_succeeds, mr.merge_user_id = True, actor.id
-    mr.merge_params = {
-        "merge_commit_message": args.get("merge_commit_message"),
-        "should_remove_source_branch": bool(args.get("should_remove_source_branch")),
-        "sha": args.get("sha") or None,
-    }
-    session.flush()
 
 
 def pipeline_succeeded(session: Session, pipeline) -> int:
@@ -893,60 +666,6 @@ def pipeline_succeeded(session: Session, pipeline) -> int:
     return len(waiting)
 
 
-def merge_when_build_succeeded(rt, job) -> None:
-    """The job: merge through the accept path (same checks, as the user who asked) when the request
-    still waits, its head is the pipeline's sha, that sha is the one pinned when the automatic merge
-    was set (if one was) and that commit's builds succeeded; otherwise leave it as it is."""
-    data = job.payload
-    with rt.db.transaction(write=False) as session:
-        mr = session.get(MergeRequest, data["merge_request_id"])
-        if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
-            return
-        trial_of = (session.get(Project, mr.target_project_id), mr)
-    trial = trial_merge(rt, *trial_of)
-    with rt.db.transaction() as session:
-        mr = session.get(MergeRequest, data["merge_request_id"])
-        if mr is None or not mr.merge_when_build_succeeds or not mr.open or mr.merge_user_id is None:
-            return
-        pinned = (mr.merge_params or {}).get("sha")
-        if pinned is not None and pinned != data["sha"]:
-            log.info("merge request %s: the automatic merge of %s does not merge %s", mr.id, pinned, data["sha"])
-            return
-        if pipelines.commit_status(session, mr.source_project_id, data["sha"]) != SUCCESS:
-            return
-        project, actor = session.get(Project, mr.target_project_id), session.get(User, mr.merge_user_id)
-        params = {**(mr.merge_params or {}), "sha": data["sha"]}
-        try:
-            plan = begin_merge(session, rt, project, access_service.access(session, actor, project), actor, mr, params,
-                               trial)  # fmt: skip
-        except CodeyardError as refused:
-            log.info("merge request %s was not merged after its build succeeded: %s", mr.id, refused)
-            return
-    try:
-        moved = write_merge(plan)
-    except BaseException as failed:
-        with rt.db.transaction() as session:
-            abandon_merge(session, plan)
-        if isinstance(failed, CANNOT_MERGE):
-            return
-        raise
-    with rt.db.transaction() as session:
-        project, actor = session.get(Project, project.id), session.get(User, actor.id)
-        finish_merge(session, rt, project, actor, plan, moved)
-
-
-def cancel_merge_when_build_succeeds(session: Session, project: Project, access, actor, mr: MergeRequest) -> MergeRequest:
-    if not (may_merge(session, project, access, mr) or mr.author_id == actor.id):
-        raise Unauthorized()
-    if not mr.open:
-        raise MethodNotAllowed()
-    if not mr.merge_when_build_succeeds:
-        raise NotAcceptable("Can't cancel the automatic merge")
-    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
-    session.flush()
-    return mr
-
-
 def close_from(session: Session, rt, project: Project) -> None:
     """A fork going away closes the open requests it made to its upstream, each keeping what it showed."""
     for mr in session.scalars(
@@ -955,7 +674,7 @@ def close_from(session: Session, rt, project: Project) -> None:
                MergeRequest.open)
     ).all():  # fmt: skip
         mr.state, mr.updated_at = CLOSED, utcnow()
-        _keep_comparison(rt, mr)
+        keep_comparison(rt, mr)
     session.flush()
 
 

@@ -17,8 +17,8 @@ from ..errors import Forbidden, RecordNotFound
 from ..git import diffs, repo
 from ..policies import projects as policy
 from . import events, webhooks
+from .identity import CONTACT_FIELDS, Contact
 from .repository import ProjectRef, path_of, reading
-from .users import CONTACT_FIELDS, Contact
 
 
 def merge_request_note(session: Session, mr: MergeRequest, note_id: int) -> Note:
@@ -93,7 +93,7 @@ _COMMIT_COMMENTS = page_statements(
 
 async def read_commit_comments(db, project_id: int, sha: str, offset: int, limit: int) -> tuple[int, list[tuple]]:
     """Project PROJECT_ID's comments on the commit SHA (a full id), oldest first, on the read path:
-    (total, [(row, author)] of one page), the author None or its columns (`users.Contact`)."""
+    (total, [(row, author)] of one page), the author None or its columns (`identity.Contact`)."""
     params = {"project_id": project_id, "sha": sha, "offset": offset, "limit": limit}
     total, rows = await read_page(db.loop, _COMMIT_COMMENTS, params)
     return total, [(row, joined_part(Contact, row, "author_")) for row in rows]

@@ -37,8 +37,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember, Star, User, parse_id
+from ..db.models.projects import INITIAL_BRANCH
 from ..db.queries import OFFSET, api_text, like_pattern, matches_pattern
-from ..git.refs import INITIAL_BRANCH
 from ..policies import projects as policy
 from . import projects as project_service
 from . import visibility

@@ -33,6 +33,7 @@ from ..db.models import (
     User,
     parse_id,
 )
+from ..db.models.projects import INITIAL_BRANCH
 from ..errors import Conflict, Forbidden, Invalid
 from ..git import repo, storage
 from ..git.refs import is_branch_name
@@ -275,7 +276,7 @@ def _create_repository(session: Session, rt, project: Project, source: Project |
     path = storage.repository_path(rt.config.repositories_dir, project.id)
     on_rollback(session, lambda: storage.remove(path))
     if source is None:
-        storage.create(path)
+        storage.create(path, INITIAL_BRANCH)
     else:
         storage.copy(storage.repository_path(rt.config.repositories_dir, source.id), path)
 

@@ -49,6 +49,7 @@ from ..db.hooks import on_commit, on_rollback
 from ..db.models import Project, RecordedPush, User, utcnow
 from ..git.refs import acceptable_ref
 from . import pushes
+from .ref_updates import RefUpdate
 
 log = logging.getLogger("codeyard.pushes")
 
@@ -102,10 +103,10 @@ class Journal:
             raise
         return cls(path, fd, header)
 
-    def updates(self) -> list[pushes.RefUpdate]:
+    def updates(self) -> list[RefUpdate]:
         return parse(_read(self.fd))[1]
 
-    def append(self, updates: list[pushes.RefUpdate]) -> None:
+    def append(self, updates: list[RefUpdate]) -> None:
         """Journal refs this process moved (as the hook does for git's), synced to disk."""
         os.write(self.fd, "".join(f"{u.before} {u.after} {u.ref}\n" for u in updates).encode())
         os.fsync(self.fd)
@@ -128,7 +129,7 @@ class Journal:
             self.release()
 
 
-def parse(text: str) -> tuple[Header | None, list[pushes.RefUpdate]]:
+def parse(text: str) -> tuple[Header | None, list[RefUpdate]]:
     """The header and the merged ref updates of a journal's TEXT (a torn last line is left out)."""
     lines = text.split("\n")
     fields = lines[0].split(" ")
@@ -145,11 +146,11 @@ def parse(text: str) -> tuple[Header | None, list[pushes.RefUpdate]]:
         if before == after or not acceptable_ref(ref):
             continue
         merged[ref] = (merged[ref][0] if ref in merged else before, after)
-    updates = [pushes.RefUpdate(ref, before, after) for ref, (before, after) in merged.items() if before != after]
+    updates = [RefUpdate(ref, before, after) for ref, (before, after) in merged.items() if before != after]
     return Header(fields[1], int(fields[2]), int(fields[3])), updates
 
 
-def record(session: Session, rt, header: Header, updates: list[pushes.RefUpdate]) -> bool:
+def record(session: Session, rt, header: Header, updates: list[RefUpdate]) -> bool:
     """Record the push in SESSION's transaction, unless it is recorded already; whether it was now."""
     if session.get(RecordedPush, header.push_id) is not None:
         return False
@@ -172,7 +173,7 @@ def for_ref_moves(session: Session, rt, project_id: int, user_id: int) -> Journa
     return journal
 
 
-def record_moved(session: Session, rt, journal: Journal, updates: list[pushes.RefUpdate]) -> None:
+def record_moved(session: Session, rt, journal: Journal, updates: list[RefUpdate]) -> None:
     """The refs moved: journal them, then record the push in SESSION's transaction."""
     journal.append(updates)
     record(session, rt, journal.header, updates)

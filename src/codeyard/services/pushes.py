@@ -26,32 +26,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..db.hooks import on_commit
-from ..db.models import Project, ProtectedBranch
+from ..db.models import Project
 from ..entities import pushes as entities
 from ..entities.common import View
 from ..git import repo, storage
 from ..git.refs import HEADS, TAGS, ZERO_SHA
-from . import events, merge_requests, webhooks
+from . import events, merge_requests, protected_branches, webhooks
 from . import settings as settings_service
 from .ci import pipelines
+from .ref_updates import RefUpdate
 
 MAX_COMMITS = 20
 COUNT_BOUND = 100_000
-
-
-@dataclass(frozen=True)
-class RefUpdate:
-    ref: str  # full name: refs/heads/x or refs/tags/x
-    before: str  # forty zeros for a new ref
-    after: str  # forty zeros for a deleted ref
-
-    @property
-    def branch(self) -> str | None:
-        return self.ref[len(HEADS) :] if self.ref.startswith(HEADS) else None
 
 
 @dataclass
@@ -116,11 +105,8 @@ def adopt_default_branch(session: Session, rt, project: Project, path, updates: 
     project.default_branch = chosen
     on_commit(session, lambda: repo.set_head_branch(path, chosen))
     level = settings_service.load(session).default_branch_protection
-    already = session.scalar(
-        select(ProtectedBranch.id).where(ProtectedBranch.project_id == project.id, ProtectedBranch.name == chosen)
-    )
-    if level > 0 and already is None:
-        session.add(ProtectedBranch(project_id=project.id, name=chosen, developers_can_push=level == 1))
+    if level > 0 and chosen not in protected_branches.protections(session, project):
+        protected_branches.protect(session, project, chosen, level == 1)
 
 
 def push_payload(view: View, path, project: Project, user, update: RefUpdate) -> dict:

@@ -4,6 +4,7 @@ Every password check (POST /session, POST /oauth/token, git over HTTP) is `check
 at the gate first (503 when full, before any lookup), then the throttle (429 for an account or address
 over its failure limit, without argon2), then argon2 on the gate's worker threads, then a short write
 of a failure. It holds no transaction across its awaits; `complete_sign_in` (a short write) follows.
+A sign-in's check, for the API and the pages alike, is `check_sign_in` (active users only).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from sqlalchemy.orm import Session
 from ..db.engine import Database
 from ..db.models import ApplicationSetting, Token, User, utcnow
 from ..errors import Unauthorized
-from . import credentials, users
+from . import credentials
 from . import settings as settings_service
 
 log = logging.getLogger("codeyard.signin")
@@ -66,6 +67,16 @@ async def check_password(rt, login: str, password: str, address: str):
         return candidate
 
 
+async def check_sign_in(rt, login: str, password: str, address: str):
+    """`check_password` for a sign-in (POST /session, POST /oauth/token, the web's sign-in form):
+    the (id, password_digest, state) of the active user LOGIN names when PASSWORD is theirs; a user
+    who is not active is refused like a wrong password (Unauthorized)."""
+    candidate = await check_password(rt, login, password, address)
+    if candidate.state != "active":
+        raise Unauthorized()
+    return candidate
+
+
 def session_lifetime(session: Session) -> dt.timedelta | None:
     """Tokens issued by a sign-in live `session_expire_delay` minutes (0: until revoked)."""
     minutes = settings_service.load(session).session_expire_delay
@@ -90,6 +101,13 @@ def complete_sign_in(session: Session, user_id: int, kind: str, name: str) -> tu
     user = signing_in(session, user_id)
     now = utcnow()
     session.execute(delete(Token).where(Token.user_id == user.id, Token.expires_at < now))
-    users.record_sign_in(user, now)
+    record_sign_in(user, now)
     token, secret = credentials.issue_token(session, user.id, kind, name, lifetime=session_lifetime(session))
     return user, token, secret
+
+
+def record_sign_in(user: User, now: dt.datetime | None = None) -> None:
+    now = now or utcnow()
+    user.last_sign_in_at = user.current_sign_in_at or now
+    user.current_sign_in_at = now
+    user.sign_in_count = (user.sign_in_count or 0) + 1

@@ -6,10 +6,8 @@ loop by the caller). Every user owns a personal namespace whose path is the user
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import re
-from collections import namedtuple
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
@@ -18,6 +16,7 @@ from sqlalchemy.orm import Session
 from ..db.models import OWNER, GroupMember, Namespace, Tombstone, User, is_id, utcnow
 from ..db.queries import like_pattern, matches_pattern, page_statements, read_page, read_row
 from ..errors import Conflict, Invalid, NotFound, RecordNotFound
+from . import projects, web_sessions
 from . import settings as settings_service
 from .identity import PERSONAL_PROJECTS, USER_BY_ID_OR_USERNAME, USER_COLUMNS
 
@@ -38,10 +37,6 @@ PROFILE_FIELDS = ("name", "bio", "website_url", "profnet", "messenger", "microbl
 ADMIN_FIELDS = ("projects_limit", "can_create_group", "is_admin", "external")
 
 USER_KIND = "user"
-# A user joined into a read path's row (`db.queries.joined_columns`): what
-# `entities.users.user_contact` (and `user_basic`) read.
-CONTACT_FIELDS = ("id", "username", "email", "name", "state", "created_at")
-Contact = namedtuple("Contact", CONTACT_FIELDS)
 
 
 def namespace_path_errors(path: str) -> list[str]:
@@ -178,8 +173,6 @@ def set_state(session: Session, user: User, state: str) -> bool:
 
 
 def _end_web_sessions(session: Session, user: User) -> None:
-    from . import web_sessions  # web_sessions imports this module
-
     # The user's row is written first: it stays locked until commit, so a sign-in (which locks it,
     # `signin.signing_in`) either commits its session before this delete runs or sees the change.
     session.flush()
@@ -194,8 +187,6 @@ def delete(session: Session, rt, user: User, actor) -> None:
     if solo_owned := solely_owned_groups(session, user.id):
         names = ", ".join(group.path for group in solo_owned)
         raise Conflict(f"You must transfer ownership or delete groups before you can remove user (sole owner of {names})")
-    from . import projects
-
     namespace = personal_namespace(session, user)
     projects.delete_all_in(session, rt, actor, namespace.id)
     session.add(Tombstone(kind=USER_KIND, object_id=user.id, label=user.username, deleted_by_id=actor.id))
@@ -264,10 +255,3 @@ def can_create_project(session: Session, user) -> bool:
     """Whether the user's personal project limit leaves room for one more."""
     personal = session.scalar(select(PERSONAL_PROJECTS).where(User.id == user.id))
     return user.projects_limit > personal
-
-
-def record_sign_in(user: User, now: dt.datetime | None = None) -> None:
-    now = now or utcnow()
-    user.last_sign_in_at = user.current_sign_in_at or now
-    user.current_sign_in_at = now
-    user.sign_in_count = (user.sign_in_count or 0) + 1

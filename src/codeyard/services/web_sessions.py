@@ -1,6 +1,6 @@
 """Browser sessions of the web pages: a random secret in a cookie, only its SHA-256 digest stored.
 
-A sign-in (after `signin.check_password`) starts one; signing out deletes its row, so the cookie
+A sign-in (after `signin.check_sign_in`) starts one; signing out deletes its row, so the cookie
 stops working at once. Sessions live `session_expire_delay` minutes (0: until signed out). A new
 password or a block ends every session of the user (`end_all`, called by `services.users`): the
 rows are deleted, so unblocking brings none back; tokens are kept. Each page looks its session up
@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from ..db.models import User, WebSession, utcnow
 from ..errors import Unauthorized
-from . import credentials, signin, users
+from . import credentials, signin
 from .identity import USER_COLUMNS
 
 COOKIE = "codeyard_session"  # the cookie that carries a session's secret
@@ -33,7 +33,7 @@ USER_BY_SESSION = (
 
 
 def start(session: Session, checked) -> tuple[User, str]:
-    """Record the sign-in of CHECKED (the row `signin.check_password` accepted: id, password_digest)
+    """Record the sign-in of CHECKED (the row `signin.check_sign_in` accepted: id, password_digest)
     and open a session; returns the user and the cookie's secret. Refused (401) when password sign-in
     is disabled, the user is not active, or the password changed since it was checked (the check
     runs outside any transaction: a session of the old password must not open after the change)."""
@@ -42,7 +42,7 @@ def start(session: Session, checked) -> tuple[User, str]:
         raise Unauthorized()
     now = utcnow()
     session.execute(delete(WebSession).where(WebSession.user_id == user.id, WebSession.expires_at < now))
-    users.record_sign_in(user, now)
+    signin.record_sign_in(user, now)
     secret = credentials.new_secret(SECRET_LENGTH)
     lifetime = signin.session_lifetime(session)
     session.add(WebSession(user_id=user.id, digest=credentials.digest(secret), created_at=now,

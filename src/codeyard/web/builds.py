@@ -10,8 +10,8 @@ import math
 
 from starlette.responses import Response
 
-from ..api.ci import artifacts_response
 from ..api.context import Ctx
+from ..api.downloads import artifacts_response
 from ..db.models.ci import ACTIVE_STATES, BUILD_STATES
 from ..db.readers import now
 from ..errors import NotFound

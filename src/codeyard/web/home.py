@@ -14,8 +14,7 @@ from starlette.responses import Response
 from ..api.context import Ctx
 from ..db.models import Event, Namespace, Project, User
 from ..errors import NotFound, TooManyRequests, Unauthorized, Unavailable
-from ..policies import groups as group_policy
-from ..services import events, groups, identity, signin, visibility, web_sessions
+from ..services import events, identity, loader, signin, visibility, web_sessions
 from ..services import projects as project_service
 from ..services import settings as settings_service
 from .core import PAGES, SESSION_COOKIE, action, form, page, redirect, render, set_cookie
@@ -128,9 +127,7 @@ async def sign_in(ctx: Ctx) -> Response:
     if not login or not password:
         return _sign_in_form(ctx, 400, "Enter your username or e-mail and your password.", login, target)
     try:
-        candidate = await signin.check_password(ctx.rt, login, password, ctx.client_address)
-        if candidate.state != "active":
-            raise Unauthorized()
+        candidate = await signin.check_sign_in(ctx.rt, login, password, ctx.client_address)
         _user, secret = web_sessions.start(ctx.session, candidate)
     except Unauthorized:
         ctx.rollback()
@@ -166,10 +163,10 @@ def user_page(ctx: Ctx) -> Response:
 
 @page("/groups/:group")
 async def group_page(ctx: Ctx) -> Response:
-    group, abilities = await groups.read_guarded(ctx.rt.db, ctx.path_params["group"], ctx.actor)
-    if group_policy.READ_GROUP not in abilities:
+    found = await loader.group(ctx.rt.db, ctx.path_params["group"], ctx.actor)
+    if found.refusal is not None:
         raise NotFound()
-    return render(ctx, "group.html", group=group, projects=_projects(ctx, GROUP, group_id=group.id))
+    return render(ctx, "group.html", group=found.row, projects=_projects(ctx, GROUP, group_id=found.row.id))
 
 
 # --- static files -------------------------------------------------------------------------------

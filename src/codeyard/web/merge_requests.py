@@ -1,21 +1,21 @@
 """Merge requests: the list by state, one request (description, commits, diff, comments) and its
 actions. Buttons are shown only to those the services would let act, and every action calls the
-same service as the API (accept goes through api.v3.merge_requests.accept)."""
+same service as the API (accept goes through services.merge_accept.accept, as the API's does)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 from starlette.responses import Response
 
 from ..api.context import Ctx
-from ..api.v3.merge_requests import accept as accept_request
-from ..api.v3.merge_requests import checked
+from ..api.refusals import answered
 from ..db.models.merge_requests import CLOSED, MERGED, OPENED
 from ..db.readers import now
 from ..errors import BadRequest
 from ..policies import projects as policy
-from ..services import merge_requests
+from ..services import merge_accept, merge_requests
 from .core import action, form, page, redirect, shown, signed_in
 from .markup import markdown_kept
 from .projects import load
@@ -51,7 +51,7 @@ async def request_page(ctx: Ctx) -> Response:
     mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
     _total, found = now(merge_requests.read_comments(ctx.reader, p.project.id, mr.id, 0, MAX_NOTES_SHOWN))
     notes = [shown(row, author=author) for row, author in found]
-    may_merge = ctx.actor is not None and merge_requests.may_merge(ctx.session, p.project, p.access, mr)
+    may_merge = ctx.actor is not None and merge_accept.may_merge(ctx.session, p.project, p.access, mr)
     buttons = {
         "accept": may_merge and mr.open and not mr.work_in_progress and mr.merge_status != "cannot_be_merged",
         "close": p.can(policy.UPDATE_MERGE_REQUEST) and mr.open,
@@ -103,7 +103,8 @@ async def accept(ctx: Ctx) -> Response:
     args = {"should_remove_source_branch": form(ctx, "should_remove_source_branch") == "1",
             "merged_when_build_succeeds": form(ctx, "merge_when_build_succeeds") == "1",
             "sha": form(ctx, "sha") or None}  # fmt: skip
-    await accept_request(ctx, p.project, p.access, mr, args)
+    outcome = await ctx.off_loop(functools.partial(merge_accept.accept, access=p.access), ctx.rt, mr.id, ctx.actor.id, args)
+    answered(outcome.refusal)
     return _back(ctx, p, mr)
 
 
@@ -111,7 +112,8 @@ def _state_event(event: str):
     async def change(ctx: Ctx) -> Response:
         p, mr = _acting(ctx, policy.UPDATE_MERGE_REQUEST)
         mr, check = merge_requests.update(ctx.session, ctx.rt, ctx.actor, p.project, mr, {"state_event": event})
-        return _back(ctx, p, await checked(ctx, mr, check))
+        mr = await merge_requests.checked(ctx.session, ctx.rt, ctx.actor, mr, check, ctx.off_loop)
+        return _back(ctx, p, mr)
 
     change.__name__ = f"{event}_request"
     return change
@@ -124,5 +126,5 @@ action(ONE + "/reopen")(_state_event("reopen"))
 @action(ONE + "/cancel_merge_when_build_succeeds")
 def cancel_automatic_merge(ctx: Ctx) -> Response:
     p, mr = _acting(ctx)
-    merge_requests.cancel_merge_when_build_succeeds(ctx.session, p.project, p.access, ctx.actor, mr)
+    answered(merge_accept.cancel_merge_when_build_succeeds(ctx.session, p.project, p.access, ctx.actor, mr))
     return _back(ctx, p, mr)

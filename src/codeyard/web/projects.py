@@ -16,7 +16,7 @@ from ..api.context import Ctx
 from ..db.models import Project
 from ..errors import Forbidden, NotFound
 from ..policies import projects as policy
-from ..services import project_reads
+from ..services import loader
 
 
 class ProjectPage:
@@ -65,6 +65,10 @@ class ProjectPage:
         return self.can(policy.READ_MERGE_REQUEST)
 
     @property
+    def can_read_builds(self) -> bool:
+        return self.can(policy.READ_BUILD)
+
+    @property
     def can_admin(self) -> bool:
         return self.can(policy.ADMIN_PROJECT)
 
@@ -76,19 +80,17 @@ class ProjectPage:
 
 
 def load(ctx: Ctx, *abilities: str) -> ProjectPage:
-    """The project of `/:namespace/:project/...` with the caller's access; 404 when unreadable,
-    403 when readable but one of ABILITIES is missing."""
-    namespace, path = ctx.path_params["namespace"], ctx.path_params["project"]
-    if "/" in namespace or "/" in path:
-        raise NotFound()
-    ident = f"{namespace}/{path}"
-    if ctx.method in ("GET", "HEAD"):
-        info = project_reads.find(ctx.rt.db, ident, ctx.actor)
-    else:
-        info = project_reads.find_in(ctx.session, ident, ctx.actor)
-    if info is None:
-        raise NotFound()
-    access = project_reads.access(ctx.actor, info)
-    if not access.can(policy.READ_PROJECT):
-        raise NotFound()
-    return ProjectPage(ctx, info, access).need(*abilities)
+    """The project of `/:namespace/:project/...` with the caller's access (`services.loader`); 404
+    when unreadable, 403 when readable but one of ABILITIES is missing. GET pages read on the fast
+    path, forms in the request's session (the check runs in the transaction that makes the change)."""
+    read = loader.fast_reader(ctx.rt.db) if ctx.method in ("GET", "HEAD") else loader.session_reader(ctx.session)
+    ident = loader.path_ident(ctx.path_params["namespace"], ctx.path_params["project"])
+    found = loader.project(read, ident, ctx.actor, abilities)
+    if found.refusal is not None:
+        raise refused(found.refusal)
+    return ProjectPage(ctx, found.row, found.access)
+
+
+def refused(refusal: loader.Refusal) -> Exception:
+    """A page's answer to a refusal: a plain 404, or 403."""
+    return Forbidden() if refusal is loader.Refusal.FORBIDDEN else NotFound()

@@ -11,8 +11,7 @@ from starlette.responses import Response, StreamingResponse
 
 from ..api.context import Ctx
 from ..policies import projects as policy
-from ..services import branches as branch_service
-from ..services import repository
+from ..services import protected_branches, repository
 from ..services.ci import pipelines
 from .core import page, render
 from .kept import Kept
@@ -196,7 +195,7 @@ COLLAPSE_ABOVE = 20_000  # characters of one file's patch shown open; bigger one
 async def branches_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
     number = _page_number(ctx)
-    protected = await branch_service.read_protections(ctx.rt.db, p.info.id)
+    protected = await protected_branches.read_protections(ctx.rt.db, p.info.id)
     total, found = await ctx.off_loop(repository.branches, ctx.rt, p.info, (number - 1) * PER_PAGE, PER_PAGE)
     return _render(ctx, "branches.html", p, "branches", branches=found, protected=protected, page=number,
                    pages=max(1, math.ceil(total / PER_PAGE)))  # fmt: skip

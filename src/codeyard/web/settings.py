@@ -7,13 +7,13 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from ..api.context import Ctx
+from ..api.hook_params import HOOK_PARAMS
 from ..api.params import Bool, Choice, validate
-from ..api.v3.hooks import HOOK_PARAMS
 from ..db.models import ProjectMember
 from ..db.readers import now
 from ..errors import NotFound
 from ..policies import projects as policy
-from ..services import branches, hooks, identity, members, webhooks
+from ..services import branches, hooks, identity, members, protected_branches, webhooks
 from .core import action, form, page, redirect, shown
 from .projects import load
 from .repository import PER_PAGE, PROJECT, _page_number, _render
@@ -111,7 +111,7 @@ def redeliver(ctx: Ctx) -> Response:
 @page(PROTECTED)
 def protected_page(ctx: Ctx) -> Response:
     p = _admin(ctx)
-    found = sorted(branches.protections(ctx.session, p.project).values(), key=lambda row: row.name)
+    found = sorted(protected_branches.protections(ctx.session, p.project).values(), key=lambda row: row.name)
     return _render(ctx, "protected_branches.html", p, "protected", protected=found)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...entities.commits import Branch, DeletedBranch
 from ...entities.commits import branch as branch_entity
 from ...policies import projects as policy
-from ...services import branches, repository
+from ...services import branches, protected_branches, repository
 from .. import paging
 from ..context import Ctx
 from ..guards import project_guard
@@ -21,7 +21,7 @@ BRANCHES = "/projects/:id/repository/branches"
 @API.get(BRANCHES, guards=READ, paginated=True, summary="Branches, sorted by name")
 async def list_branches(ctx: Ctx) -> paging.Page[Branch]:
     window = paging.window(ctx)
-    protected = await branches.read_protections(ctx.rt.db, ctx.project_id)
+    protected = await protected_branches.read_protections(ctx.rt.db, ctx.project_id)
     total, found = await ctx.off_loop(repository.branches, ctx.rt, ctx.project_row, window.offset, window.limit)
     listed = [branch_entity(branches.Branch(name, info, protected.get(name))) for name, info in found]
     return paging.Page(listed, total, window)
@@ -31,7 +31,7 @@ async def list_branches(ctx: Ctx) -> paging.Page[Branch]:
 async def get_branch(ctx: Ctx) -> Branch:
     name = ctx.path_params["branch"]
     info = await ctx.off_loop(branches.tip, ctx.rt, ctx.project_row, name)
-    protected = await branches.read_protections(ctx.rt.db, ctx.project_id)
+    protected = await protected_branches.read_protections(ctx.rt.db, ctx.project_id)
     return branch_entity(branches.Branch(name, info, protected.get(name)))
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ...db.models import Build, is_id
 from ...errors import RecordNotFound
 from ...policies import projects as policy
-from ..ci import artifacts_response
 from ..context import Ctx
+from ..downloads import artifacts_response
 from ..guards import project_guard
 from ..registry import API
 

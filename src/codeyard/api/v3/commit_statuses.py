@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ...entities.builds import CommitStatus, commit_status
 from ...git.refs import is_ref_name
+from ...policies import projects as policy
 from ...services import repository
 from ...services.ci import builds, statuses
 from .. import paging
@@ -15,8 +16,8 @@ from ..guards import project_guard
 from ..params import Bool, Str, Url
 from ..registry import API
 
-READ = (project_guard("read_commit_status"),)
-CREATE = (project_guard("create_commit_status"),)
+READ = (project_guard(policy.READ_COMMIT_STATUS),)
+CREATE = (project_guard(policy.CREATE_COMMIT_STATUS),)
 MAX_TEXT = 1024
 POSTED = (
     Str("state", required=True, doc="pending, running, success, failed or canceled"),

@@ -9,26 +9,12 @@ from ...entities.hooks import hook as hook_entity
 from ...entities.pushes import push_payload
 from ...git.refs import HEADS, ZERO_SHA
 from ...services import hooks, webhooks
-from ...services.pushes import RefUpdate
+from ...services.ref_updates import RefUpdate
 from .. import paging
 from ..context import Ctx
 from ..guards import ADMIN
-from ..params import Bool, Str, Url
+from ..hook_params import HOOK_PARAMS
 from ..registry import API
-
-URL_MESSAGE = "must be a valid http or https URL"
-HOOK_PARAMS = (
-    Url("url", required=True, message=URL_MESSAGE, doc="http or https URL; leading and trailing spaces are removed"),
-    Bool("push_events", doc="Default true"),
-    Bool("issues_events", doc="Default false"),
-    Bool("merge_requests_events", doc="Default false"),
-    Bool("tag_push_events", doc="Default false"),
-    Bool("note_events", doc="Default false"),
-    Bool("build_events", doc="Default false"),
-    Bool("enable_ssl_verification", doc="Default true"),
-    Str("token", max_length=255, nullable=True, pattern=r"[ -~]*", pattern_message="must be printable ASCII",
-        doc="Sent as X-Gitlab-Token and signing every delivery (X-Codeyard-Signature); never shown back"),
-)
 
 
 def hook_exists(ctx: Ctx) -> None:

@@ -10,13 +10,13 @@ from ...db.readers import now
 from ...entities.commits import RepoCommit, repo_commit, repo_diff
 from ...entities.merge_requests import Comment, MergeRequest, MergeRequestChanges, listed_merge_request
 from ...entities.merge_requests import comment as comment_entity
-from ...errors import MethodNotAllowed
 from ...policies import projects as policy
-from ...services import merge_requests
+from ...services import merge_accept, merge_requests
 from .. import paging
 from ..context import Ctx
 from ..guards import project_guard
 from ..params import Bool, Choice, GitText, Id, IntList, Str
+from ..refusals import answered
 from ..registry import API
 from ..replies import encoded
 
@@ -141,13 +141,8 @@ async def create_merge_request(ctx: Ctx) -> MergeRequest:
     return render(ctx, await checked(ctx, mr, check), with_iid=False)
 
 
-async def checked(ctx: Ctx, mr, check):
-    """MR once CHECK ran: git moves its head ref and runs the trial merge after the request's
-    transaction committed, and a second short transaction records the status."""
-    if check is None:
-        return mr
-    mergeable = await ctx.off_loop(merge_requests.run_check, check)
-    return merge_requests.finish_check(ctx.session, ctx.rt, ctx.actor, check, mergeable)
+def checked(ctx: Ctx, mr, check):
+    return merge_requests.checked(ctx.session, ctx.rt, ctx.actor, mr, check, ctx.off_loop)
 
 
 @single(
@@ -183,33 +178,17 @@ async def update_merge_request(ctx: Ctx) -> MergeRequest:
     summary="Accept a merge request: a merge commit on the target branch",
 )  # fmt: skip
 async def accept_merge_request(ctx: Ctx) -> MergeRequest:
-    return render(ctx, await accept(ctx, ctx.project, ctx.access, request_of(ctx), ctx.args))
-
-
-async def accept(ctx: Ctx, project, access, mr, args: dict):
-    """Accept MR in the three phases of services.merge_requests (the API and the web pages alike); a
-    request that waits for its builds is only marked. The trial merge runs before the transaction
-    that locks the request, which reads the request again."""
-    merge_requests.may_accept(ctx.session, project, access, mr)
-    trial = await ctx.off_loop(merge_requests.trial_merge, ctx.rt, project, mr)
+    mr = request_of(ctx)
+    outcome = await ctx.off_loop(functools.partial(merge_accept.accept, access=ctx.access), ctx.rt, mr.id,
+                                 ctx.actor.id if ctx.actor else None, ctx.args)  # fmt: skip
+    answered(outcome.refusal)
     ctx.session.refresh(mr)
-    plan = merge_requests.begin_merge(ctx.session, ctx.rt, project, access, ctx.actor, mr, args, trial)
-    if plan is None:  # waits for its builds
-        return mr
-    ctx.commit()  # the request is locked: git writes the merge outside the write transaction
-    try:
-        moved = await ctx.off_loop(merge_requests.write_merge, plan)
-    except BaseException as failed:
-        merge_requests.abandon_merge(ctx.session, plan)
-        ctx.commit()
-        if isinstance(failed, merge_requests.CANNOT_MERGE):
-            raise MethodNotAllowed("Branch cannot be merged") from None
-        raise
-    return merge_requests.finish_merge(ctx.session, ctx.rt, project, ctx.actor, plan, moved)
+    return render(ctx, mr)
 
 
 def cancel_merge_when_build_succeeds(ctx: Ctx) -> MergeRequest:
-    mr = merge_requests.cancel_merge_when_build_succeeds(ctx.session, ctx.project, ctx.access, ctx.actor, request_of(ctx))
+    mr = request_of(ctx)
+    answered(merge_accept.cancel_merge_when_build_succeeds(ctx.session, ctx.project, ctx.access, ctx.actor, mr))
     return render(ctx, mr)
 
 

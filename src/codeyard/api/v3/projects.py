@@ -14,7 +14,7 @@ from ...services import access as access_service
 from ...services import events, namespaces, project_reads, projects, users
 from .. import paging
 from ..context import Ctx
-from ..guards import ADMIN, READ, load_project, project_guard, readable
+from ..guards import ADMIN, READ, find_project_awaited, load_project, project_guard
 from ..params import Bool, Choice, Id, Str, StrList, Url
 from ..registry import API
 from ..replies import Reply
@@ -128,8 +128,7 @@ async def search_projects(ctx: Ctx) -> paging.Page[entities.Project]:
 async def get_project(ctx: Ctx) -> entities.Project:
     # The read path: one statement loads the project, what the entity shows and the caller's
     # memberships; the READ guard's rules (404 unless readable) are applied to that row.
-    row = await project_reads.find_awaited(ctx.rt.db, ctx.path_params["id"], ctx.actor)
-    readable(ctx, row)
+    row, _access = await find_project_awaited(ctx)
     return render(ctx, [row], permissions=True, in_list=False)[0]
 
 

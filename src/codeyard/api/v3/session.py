@@ -10,15 +10,6 @@ from ..params import Str
 from ..registry import API
 
 
-async def verified_user_id(ctx: Ctx, login: str, password: str) -> int:
-    """The id of the active user LOGIN names if PASSWORD is theirs; 401 otherwise (429 throttled,
-    503 too many checks at once)."""
-    candidate = await signin.check_password(ctx.rt, login, password, ctx.client_address)
-    if candidate.state != "active":
-        raise Unauthorized()
-    return candidate.id
-
-
 @API.post(
     "/session",
     auth="none",
@@ -29,6 +20,6 @@ async def create_session(ctx: Ctx) -> entities.UserLogin:
     login, password = ctx.args.get("email") or ctx.args.get("login"), ctx.args.get("password")
     if not login or not password:  # bad credentials, as GitLab 8.6 answered; nothing to check or throttle
         raise Unauthorized()
-    user_id = await verified_user_id(ctx, login, password)
-    user, _token, secret = signin.complete_sign_in(ctx.session, user_id, credentials.PRIVATE, "session")
+    checked = await signin.check_sign_in(ctx.rt, login, password, ctx.client_address)  # 401, 429 or 503
+    user, _token, secret = signin.complete_sign_in(ctx.session, checked.id, credentials.PRIVATE, "session")
     return entities.user_login(user, ctx.view, users.can_create_project(ctx.session, user), secret)

@@ -4,8 +4,8 @@ served at `/<namespace>/<project>/uploads/<secret>/<filename>` to whoever may re
 The serving route sits outside /api/v3 (the upload result's url is relative to the project's web
 path) and authenticates like the API (private token or OAuth token, as a parameter or a header)
 and like the pages (the web session's cookie: a browser showing a page fetches its images with
-it), or nobody. The project and the caller's access come from the pages' loader
-(`project_reads.find` and `access`): an anonymous caller may read files of public projects; any
+it), or nobody. The project and the caller's access come from the one loader
+(`services.loader`): an anonymous caller may read files of public projects; any
 project the caller cannot read answers 404, exactly like a missing file.
 """
 
@@ -16,7 +16,7 @@ from starlette.responses import FileResponse
 from ...entities.uploads import UploadResult, upload_result
 from ...errors import NotFound
 from ...policies import projects as policy
-from ...services import project_reads, uploads
+from ...services import loader, uploads
 from ..context import Ctx
 from ..guards import project_guard
 from ..params import File
@@ -49,13 +49,11 @@ def upload_file(ctx: Ctx) -> UploadResult:
     summary="An uploaded file, to anyone who may read the project (anonymous callers: public projects)",
 )
 async def serve_upload(ctx: Ctx):
-    namespace, path = ctx.path_params["namespace"], ctx.path_params["project"]
-    if "/" in namespace or "/" in path:
+    ident = loader.path_ident(ctx.path_params["namespace"], ctx.path_params["project"])
+    found = await loader.project_awaited(loader.loop_reader(ctx.rt.db), ident, ctx.actor)
+    if found.refusal is not None:
         raise NotFound()
-    project = await project_reads.find_awaited(ctx.rt.db, f"{namespace}/{path}", ctx.actor)
-    if project is None or not project_reads.access(ctx.actor, project).can(policy.READ_PROJECT):
-        raise NotFound()
-    row, file_path, status = uploads.locate(ctx.session, ctx.rt, project.id, ctx.path_params["secret"], ctx.path_params["filename"])
+    row, file_path, status = uploads.locate(ctx.session, ctx.rt, found.row.id, ctx.path_params["secret"], ctx.path_params["filename"])
     image = uploads.is_image(row.filename)
     return FileResponse(
         file_path,

@@ -7,13 +7,13 @@ import datetime as dt
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from ...git.refs import INITIAL_BRANCH
 from .base import Base, JsonList, UtcDateTime, utcnow
 from .users import NO_ID_REUSE, Namespace, User
 
 # Access levels and visibility levels, as numbers in the database and the API.
 GUEST, REPORTER, DEVELOPER, MASTER, OWNER = 10, 20, 30, 40, 50
 PRIVATE, INTERNAL, PUBLIC = 0, 10, 20
+INITIAL_BRANCH = "master"  # a project's branch before anything was pushed: what its new repository's HEAD names
 NOTIFY_GLOBAL = 3
 
 
