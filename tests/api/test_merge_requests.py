@@ -7,8 +7,10 @@ from types import SimpleNamespace
 import pytest
 
 from codeyard.db.models import Event, MergeRequest, Note
+from codeyard.db.models.merge_requests import is_work_in_progress
+from codeyard.db.readers import SessionReader, now
 from codeyard.entities.merge_requests import comment as comment_entity
-from codeyard.entities.merge_requests import merge_request as merge_request_entity
+from codeyard.entities.merge_requests import listed_merge_request
 from codeyard.entities.notes import note as note_entity
 from codeyard.git import diffs
 from codeyard.services import merge_requests as merge_request_service
@@ -108,10 +110,10 @@ def test_the_read_path_reads_each_request_as_its_model_renders(api, rt, team, pr
         session.add(MergeRequest(iid=1, target_project_id=elsewhere.id, source_project_id=elsewhere.id, source_branch="o",
                                  target_branch="master", title="o", state="opened", author_id=dev.id))  # fmt: skip
 
-    def from_model(mr_id: int) -> dict:  # the entity as a write's response renders it
+    def from_model(mr_id: int) -> dict:  # the entity as a write's response renders it (in its transaction)
         with rt.db.session() as session:
-            found = merge_request_service.find(session, project.id, mr_id)
-            return merge_request_entity(found, rt.view(), merge_request_service.votes(session, [mr_id])[mr_id])
+            row, author, assignee = now(merge_request_service.read_one(SessionReader(session), project.id, mr_id))
+            return listed_merge_request(row, rt.view(), author, assignee, is_work_in_progress(row.title))
 
     for params, iids in (({}, [5, 4, 3, 2, 1]), ({"state": "opened"}, [2, 1]), ({"state": "closed"}, [3]),
                          ({"state": "merged"}, [4]), ({"order_by": "updated_at", "sort": "asc"}, [1, 2, 3, 4, 5])):  # fmt: skip

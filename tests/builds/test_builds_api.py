@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from codeyard.db.models import Build, Project, Runner
+from codeyard.db.readers import SessionReader, now
 from codeyard.entities.builds import build as build_entity
 from codeyard.entities.commits import repo_commit
 from codeyard.services import projects as project_service
@@ -207,11 +208,10 @@ def test_the_read_path_reads_each_build_as_its_model_renders(rt, api, alice, set
         ids = [build.id for build in found]
     base = f"/projects/{project.id}"
 
-    def from_model(build_id: int) -> dict:  # the entity as cancel's and retry's responses render it
+    def from_model(build_id: int) -> dict:  # the entity as cancel's and retry's responses render it (in their transaction)
         with rt.db.session() as session:
-            found = builds.find(session, session.get(Project, project.id), build_id)
-            runner_of = builds.runners_of(session, [found]).get(found.runner_id)
-            entity = build_entity(found, rt.view(), None, runner_of, found.user)
+            found, runner_of, who = now(builds.read_one(SessionReader(session), project.id, build_id))
+            entity = build_entity(found, rt.view(), None, runner_of, who)
         entity["commit"] = repo_commit(builds.commits(rt, project.id, [found.sha])[found.sha])
         return entity
 

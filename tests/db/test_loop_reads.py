@@ -1,4 +1,4 @@
-"""Reads awaited on the event loop (db/loop_reads.py, `Database.loop_first`): the fast path's rows,
+"""Reads awaited on the event loop (db/loop_reads.py, `Database.loop`): the fast path's rows,
 on PostgreSQL from the loop's own connections, handed out first come first served, a lost
 connection replaced."""
 
@@ -19,7 +19,7 @@ def test_a_read_on_the_loop_is_the_fast_paths_read(rt, users, projects):
     params = {"id": made.id, "user_id": alice.id}
 
     async def read():
-        return await rt.db.loop_first(project_reads.BY_ID, params), await rt.db.loop_first(
+        return await rt.db.loop.first(project_reads.BY_ID, params), await rt.db.loop.first(
             project_reads.BY_ID, {**params, "id": made.id + 1}
         )
 
@@ -36,12 +36,12 @@ def test_a_lost_connection_is_replaced(rt, users, projects):
     params = {"id": made.id, "user_id": alice.id}
 
     async def read_twice_with_the_server_ending_the_connection_between():
-        first = await rt.db.loop_first(project_reads.BY_ID, params)
+        first = await rt.db.loop.first(project_reads.BY_ID, params)
         pool = rt.db._loop_reads._pool()
         (connection,) = pool._idle
         with psycopg.connect(libpq.conninfo(rt.db.engine.url.render_as_string(hide_password=False)), autocommit=True) as other:
             other.execute("SELECT pg_terminate_backend(%s)", (connection.info.backend_pid,))
-        second = await rt.db.loop_first(project_reads.BY_ID, params)
+        second = await rt.db.loop.first(project_reads.BY_ID, params)
         return first, second, pool._opened
 
     first, second, opened = asyncio.run(read_twice_with_the_server_ending_the_connection_between())
@@ -65,7 +65,7 @@ def test_closing_the_database_closes_the_loops_idle_connections(rt, users, proje
     alice = users.create("alice")
 
     async def read():
-        await db.loop_first(project_reads.BY_ID, {"id": 1, "user_id": alice.id})
+        await db.loop.first(project_reads.BY_ID, {"id": 1, "user_id": alice.id})
         return db._loop_reads._pool()._idle[0]
 
     connection = asyncio.run(read())

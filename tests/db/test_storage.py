@@ -24,7 +24,7 @@ from codeyard.db.engine import CHECKPOINTED_AUTOCHECKPOINT, Database, WalCheckpo
 from codeyard.db.models import Base, Project, User, utcnow
 from codeyard.db.models.base import JsonList, UtcIsoText
 from codeyard.entities.common import iso
-from codeyard.services import credentials, project_reads
+from codeyard.services import credentials, project_reads, visibility
 from codeyard.services.identity import USER_BY_TOKEN
 
 from ..conftest import BACKENDS, POSTGRES_URL, _libpq, schema_url
@@ -119,7 +119,7 @@ def test_fast_path_reads_project_rows_as_the_session_does(rt, users, projects):
         params = {"ids": ids, "user_id": alice.id}
         slow = [tuple(row) for row in session.execute(project_reads.BY_IDS, params)]
     assert [tuple(row) for row in rt.db.fast_all(project_reads.BY_ID, {"id": ids[1], "user_id": alice.id})] == [slow[1]]
-    statements = project_reads._page_statements("member", False, False, False, False, (("id", "asc"),), 2, rt.db.is_sqlite)
+    statements = project_reads._page_statements("member", visibility.ADMIN, False, False, False, (("id", "asc"),), 2, rt.db.is_sqlite)
     page = rt.db.fast_all(statements[1], {"user_id": alice.id, "offset": 1, "window": 3, "walk_budget": 30})
     # The caller's own projects: each row carries the total after the entity's columns.
     assert [tuple(row)[:-1] for row in page] == slow[1:3] and [row.total for row in page] == [3, 3]
@@ -148,7 +148,7 @@ def test_rows_read_at_once_are_the_rows_read_one_by_one(rt, users, projects):
         session.execute(update(Project).where(Project.path == "two").values(tag_list=["a", "b,c"], archived=True))
         session.commit()
     for order in ((("id", "asc"),), (("name", "desc"), ("id", "desc"))):
-        statements = project_reads._page_statements("member", False, False, False, False, order, 3, rt.db.is_sqlite)
+        statements = project_reads._page_statements("member", visibility.ADMIN, False, False, False, order, 3, rt.db.is_sqlite)
         params = {"user_id": alice.id, "offset": 0, "window": 3, "walk_budget": 30}
         one_by_one = rt.db.fast_all(statements[1], params)
         at_once = rt.db.fast_all_at_once(statements[1], params)
@@ -209,7 +209,7 @@ def test_postgresql_gathers_the_callers_projects_only_when_a_walk_falls_short(rt
     mine = [projects.create(alice, name=f"a{i}").id for i in range(6)]
     projects.create(bob, name="newest")
     order = (("created_at", "desc"), ("id", "desc"))
-    statement = project_reads._page_statements("member", False, False, False, False, order, per_page)[1]
+    statement = project_reads._page_statements("member", visibility.ADMIN, False, False, False, order, per_page)[1]
     prepared = rt.db.prepared(statement)
     params = {"user_id": alice.id, "offset": 0, "window": per_page, "walk_budget": per_page * walk_rows}
     params = prepared.parameters(params)

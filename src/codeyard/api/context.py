@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from ..db.models import Namespace, Project
+from ..db.readers import SessionReader
 from ..entities.common import View
 from ..errors import NotFound, RecordNotFound
 from .params import parse_query
@@ -162,6 +163,11 @@ class Ctx:
         if self._session is None:
             self._session = self.rt.db.session(write=self.method not in ("GET", "HEAD"))
         return self._session
+
+    @property
+    def reader(self) -> SessionReader:
+        """A reader (`db/readers.py`) inside this request's transaction: it sees what the request wrote."""
+        return SessionReader(self.session)
 
     def commit(self) -> None:
         if self._session is not None:

@@ -32,12 +32,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .changes import NotifiedRows, VersionedRows
 from .loop_reads import LoopReads
+from .readers import FastReader, LoopReader, OverlappingWrite
 
 WRITE_OPTION = "codeyard_write"
 READ_OPTION = "codeyard_read"
 # With a WalCheckpointer running, a commit checkpoints only past this many WAL pages (128 MiB): the
 # bound should the thread stop. SQLite's default (1,000 pages) stays for every other process.
 CHECKPOINTED_AUTOCHECKPOINT = 32_768
+_WRITES_KEY = "codeyard_open_writes"
 
 
 def normalize_url(url: str) -> str:
@@ -104,8 +106,35 @@ class Database:
         self.identity = VersionedRows(self.data_version) if self.is_sqlite else NotifiedRows(self.url)
         self._serials = itertools.count(1)
         self._loop_reads = None if self.is_sqlite else LoopReads(self.url)
+        # The readers (`db/readers.py`) a read is given: on the event loop, or this thread's fast path.
+        self.loop = LoopReader(self, self._loop_reads)
+        self.fast = FastReader(self)
         if not self.is_sqlite:
             event.listen(self.engine, "commit", self._committed)
+        # Which threads hold a session's write transaction (`fast_write` refuses to overlap one).
+        event.listen(self.engine, "begin", self._began)
+        event.listen(self.engine, "commit", self._ended)
+        event.listen(self.engine, "rollback", self._ended)
+
+    def _began(self, connection) -> None:
+        if connection.get_execution_options().get(WRITE_OPTION):
+            writes = self._open_writes()
+            writes[0] += 1
+            # Ended from whichever thread commits it (the one that began it is counted down).
+            connection.info[_WRITES_KEY] = writes
+
+    @staticmethod
+    def _ended(connection) -> None:
+        writes = connection.info.pop(_WRITES_KEY, None)
+        if writes is not None:
+            writes[0] -= 1
+
+    def _open_writes(self) -> list[int]:
+        """[the number of session write transactions this thread began and nobody ended yet]."""
+        writes = getattr(self._local, "writes", None)
+        if writes is None:
+            writes = self._local.writes = [0]
+        return writes
 
     def _committed(self, connection) -> None:
         """A transaction of this process committed: unless it was a read session's, it may have
@@ -145,20 +174,6 @@ class Database:
         """Every row of a Core SELECT (named tuples), like `fast_first`."""
         return self._fast(statement, params, Prepared.all)
 
-    async def loop_first(self, statement, params: dict):
-        """`fast_first` for a coroutine on the event loop: on PostgreSQL awaited on one of the loop's
-        own connections (`db/loop_reads.py`), so the loop serves other requests during the round
-        trip; on SQLite, whose work is this process's own, `fast_first` itself."""
-        if self._loop_reads is None:
-            return self.fast_first(statement, params)
-        return await self._loop_reads.first(self.prepared(statement), params)
-
-    async def loop_all(self, statement, params: dict) -> list:
-        """`loop_first` for every row: for a short list read on the loop."""
-        if self._loop_reads is None:
-            return self.fast_all(statement, params)
-        return await self._loop_reads.all(self.prepared(statement), params)
-
     def fast_all_at_once(self, statement, params: dict) -> list:
         """`fast_all` for a thread beside the event loop. sqlite3 takes the GIL back after each row
         SQLite steps to, and with the loop busy each take waited for it: SQLite builds the rows as
@@ -172,8 +187,11 @@ class Database:
         so that it queues for the write lock at once) ... COMMIT, or ROLLBACK when the block raises.
 
         For a hot write of a few prepared statements (a runner's claim). The thread must not hold a
-        session's write transaction meanwhile: on SQLite the two would wait for each other.
+        session's write transaction meanwhile: on SQLite the two would wait for each other, so it
+        raises `OverlappingWrite` at once, on either backend.
         """
+        if self._open_writes()[0]:
+            raise OverlappingWrite("a fast write while this thread holds a session's write transaction")
         begin = "BEGIN IMMEDIATE" if self.is_sqlite else "BEGIN"
         connection, _ = self._run_fast(lambda connection: _execute(connection, begin))
         try:

@@ -1,4 +1,4 @@
-"""PostgreSQL reads awaited on the event loop (`Database.loop_first`, `loop_all`).
+"""PostgreSQL reads awaited on the event loop (`Database.loop`, a `db.readers.LoopReader`).
 
 The fast path's connection is synchronous: on PostgreSQL the loop waits for each statement's round
 trip, and with one worker every other request waits with it. A few asynchronous connections (in

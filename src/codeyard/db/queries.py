@@ -1,5 +1,5 @@
 """Query helpers every list uses: case-insensitive text search and one counted page (through a
-session, or on the read path: `page_statements` built once, `read_page` awaited on the loop)."""
+session, or on the read path: `page_statements` built once, `read_page` run by any reader)."""
 
 from __future__ import annotations
 
@@ -86,20 +86,20 @@ def page_statements(columns, source, conditions, order_by) -> tuple[Select, Sele
     return count, page
 
 
-async def read_row(db, statement: Select, params: dict, ident: int, missing: type[Exception]):
-    """The first row of STATEMENT with PARAMS, awaited on the loop; MISSING raised when there is
-    none, or at once (no query can overflow) when IDENT, the id PARAMS look up, can name no row."""
-    row = await db.loop_first(statement, params) if is_id(ident) else None
+async def read_row(reader, statement: Select, params: dict, ident: int, missing: type[Exception]):
+    """The first row of STATEMENT with PARAMS through READER (`db/readers.py`); MISSING raised when
+    there is none, or at once (no query can overflow) when IDENT, the id PARAMS look up, can name no row."""
+    row = await reader.first(statement, params) if is_id(ident) else None
     if row is None:
         raise missing()
     return row
 
 
-async def read_page(db, statements: tuple[Select, Select], params: dict) -> tuple[int, list]:
+async def read_page(reader, statements: tuple[Select, Select], params: dict) -> tuple[int, list]:
     """(total, rows of one page) of `page_statements` with PARAMS (`limit` and `offset` among them),
-    awaited on the loop (`Database.loop_all`: on PostgreSQL its round trip does not hold the loop)."""
+    through READER (`db/readers.py`)."""
     count, page = statements
-    rows = await db.loop_all(page, params)
+    rows = await reader.all(page, params)
     if rows:
         return rows[0].total, rows
-    return ((await db.loop_first(count, params))[0] if params["offset"] else 0), rows
+    return ((await reader.first(count, params))[0] if params["offset"] else 0), rows

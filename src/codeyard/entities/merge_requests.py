@@ -43,15 +43,10 @@ class MergeRequestChanges(MergeRequest):
     changes: list[RepoDiff]
 
 
-def merge_request(mr, view: View, votes: tuple[int, int], with_iid: bool = True) -> MergeRequest:
-    """MR is a MergeRequest model, its author and assignee loaded."""
-    return _merge_request(mr, view, votes, mr.author, mr.assignee, mr.work_in_progress, with_iid)
-
-
-def listed_merge_request(row, view: View, author, assignee, work_in_progress: bool) -> MergeRequest:
-    """ROW is a row of the read path (`services.merge_requests.read_page`): the request's columns,
-    its timestamps the API's text, and its vote counts; AUTHOR and ASSIGNEE None or their columns."""
-    return _merge_request(row, view, (row.upvotes, row.downvotes), author, assignee, work_in_progress, True)
+def listed_merge_request(row, view: View, author, assignee, work_in_progress: bool, with_iid: bool = True) -> MergeRequest:
+    """ROW is a row of `services.merge_requests.read_page`: the request's columns, its timestamps
+    the API's text, and its vote counts; AUTHOR and ASSIGNEE None or their columns."""
+    return _merge_request(row, view, (row.upvotes, row.downvotes), author, assignee, work_in_progress, with_iid)
 
 
 def _merge_request(mr, view: View, votes: tuple[int, int], author, assignee, work_in_progress: bool, with_iid: bool):

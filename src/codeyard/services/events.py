@@ -111,7 +111,7 @@ async def read_page(db, project_id: int, offset: int, limit: int) -> tuple[int, 
     """The project's events with an author, newest first, on the read path: (total, [(row, author,
     note)] of one page); the author a `Contact`, the note of a comment event an `EventNote` (None for
     other events, or when the note is gone)."""
-    total, rows = await read_page_of(db, _PAGE, {"project_id": project_id, "offset": offset, "limit": limit})
+    total, rows = await read_page_of(db.loop, _PAGE, {"project_id": project_id, "offset": offset, "limit": limit})
     return total, [(row, joined_part(Contact, row, "event_author_"), _note_of(row)) for row in rows]
 
 

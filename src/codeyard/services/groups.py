@@ -13,8 +13,7 @@ from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, is_id
 from ..db.queries import like_pattern, matches_pattern, page_statements, read_page
 from ..errors import Conflict, Forbidden, Invalid, NotFound, RecordNotFound
 from ..policies import groups as group_policy
-from ..policies.projects import lowest_open_level
-from . import project_reads, projects, users
+from . import project_reads, projects, users, visibility
 from . import settings as settings_service
 from .naming import format_errors
 from .users import namespace_path_errors, namespace_path_taken
@@ -93,7 +92,7 @@ GROUP_BY_PATH = _GROUP.where(func.lower(Namespace.path) == bindparam("path"))
 # One project of the group the caller (not an admin) may read: reading one lets them see the group.
 _SEES_A_PROJECT = (
     select(Project.id)
-    .where(Project.namespace_id == bindparam("group_id", type_=Integer), project_reads.open_to_caller())
+    .where(Project.namespace_id == bindparam("group_id", type_=Integer), visibility.readable(visibility.SIGNED_IN))
     .limit(1)
 )
 
@@ -104,14 +103,14 @@ async def read_guarded(db, ident: str, user) -> tuple[Any, frozenset[str]]:
     number = parse_id(ident)
     statement, params = (GROUP_BY_ID, {"id": number}) if number is not None else (GROUP_BY_PATH, {"path": ident.lower()})
     params["user_id"] = None if user is None else user.id
-    row = await db.loop_first(statement, params)
+    row = await db.loop.first(statement, params)
     if row is None:
         return None, frozenset()
     found = group_policy.group_abilities(user, row, row.member_level)
     if group_policy.READ_GROUP in found or user is None:
         return row, found
-    params = {"group_id": row.id, "user_id": user.id, "min_level": lowest_open_level(user)}
-    sees = await db.loop_first(_SEES_A_PROJECT, params)
+    params = {"group_id": row.id, **visibility.params(user)}
+    sees = await db.loop.first(_SEES_A_PROJECT, params)
     return row, group_policy.group_abilities(user, row, row.member_level, sees_a_project=sees is not None)
 
 
@@ -130,7 +129,7 @@ def _visible_statements(every: bool, search: bool):
 async def read_visible(db, user, search: str | None, offset: int, limit: int) -> tuple[int, list]:
     """(total, rows of one page) of the groups USER belongs to (every group for admins), oldest first."""
     params = {"user_id": user.id, "pattern": like_pattern(search) if search else None, "offset": offset, "limit": limit}
-    return await read_page(db, _visible_statements(user.is_admin, bool(search)), params)
+    return await read_page(db.loop, _visible_statements(user.is_admin, bool(search)), params)
 
 
 # --- changing -------------------------------------------------------------------------------------

@@ -15,10 +15,10 @@ import functools
 
 from sqlalchemy import Integer, bindparam, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, contains_eager, joinedload
+from sqlalchemy.orm import Session, joinedload
 
 from ..db.models import Project, ProjectMember, User, is_id
-from ..db.queries import counted_page, like_pattern, matches_pattern, matches_text, page_statements, read_row
+from ..db.queries import like_pattern, matches_pattern, page_statements, read_row
 from ..db.queries import read_page as read_page_of
 from ..errors import Forbidden, NotFound, RecordNotFound
 from ..policies import projects as policy
@@ -34,21 +34,7 @@ def owns_namespace(project: Project, user_id: int) -> bool:
     return namespace.kind == "user" and namespace.owner_id == user_id
 
 
-def membership_page(session: Session, model, of, query: str | None, offset: int, limit: int):
-    """(total, one page) of the MODEL rows (project or group memberships) that OF selects, in the
-    order they were made, with their users; QUERY keeps usernames or names containing it."""
-    statement = select(model).join(User, User.id == model.user_id).where(of).options(contains_eager(model.user))
-    if query:
-        statement = statement.where(matches_text(query, User.username, User.name))
-    return counted_page(session, statement, offset, limit, model.id.asc())
-
-
-def page(session: Session, project: Project, query: str | None, offset: int, limit: int) -> tuple[int, list[ProjectMember]]:
-    """PROJECT's direct members (see `membership_page`)."""
-    return membership_page(session, ProjectMember, ProjectMember.project_id == project.id, query, offset, limit)
-
-
-# --- the read path: GET requests, no session ------------------------------------------------------
+# --- reads: statements built once, run by any reader (`db/readers.py`) ---------------------------
 
 
 def _of(model):
@@ -77,16 +63,16 @@ def _one_statement(model):
     return select(*_member_columns(model)).select_from(source).where(_of(model), model.user_id == bindparam("user_id", type_=Integer))
 
 
-async def read_page(db, model, owner_id: int, query: str | None, offset: int, limit: int) -> tuple[int, list]:
+async def read_page(reader, model, owner_id: int, query: str | None, offset: int, limit: int) -> tuple[int, list]:
     """(total, rows of one page) of the direct members of project or group OWNER_ID (MODEL:
     ProjectMember or GroupMember); `member_entity` renders a row."""
     params = {"owner_id": owner_id, "pattern": like_pattern(query) if query else None, "offset": offset, "limit": limit}
-    return await read_page_of(db, _page_statements(model, bool(query)), params)
+    return await read_page_of(reader, _page_statements(model, bool(query)), params)
 
 
-async def read_one(db, model, owner_id: int, user_id: int):
+async def read_one(reader, model, owner_id: int, user_id: int):
     """The row of USER_ID's membership of project or group OWNER_ID; 404 `404 Not found` when none."""
-    return await read_row(db, _one_statement(model), {"owner_id": owner_id, "user_id": user_id}, user_id, RecordNotFound)
+    return await read_row(reader, _one_statement(model), {"owner_id": owner_id, "user_id": user_id}, user_id, RecordNotFound)
 
 
 def find(session: Session, project: Project, user_id: int) -> ProjectMember | None:

@@ -31,7 +31,7 @@ from ..db.models.merge_requests import (
     REOPENED,
     UNCHECKED,
 )  # fmt: skip
-from ..db.queries import api_text, counted_page, joined_columns, joined_part, page_statements, read_row
+from ..db.queries import api_text, joined_columns, joined_part, page_statements, read_row
 from ..db.queries import read_page as read_page_of
 from ..entities import merge_request_hooks as hook_entities
 from ..entities.common import View
@@ -98,7 +98,7 @@ def find(session: Session, project_id: int, mr_id: int) -> MergeRequest:
 
 
 def find_by_iid(session: Session, project: Project, iid: int) -> MergeRequest:
-    """PROJECT's request number IID (what its web page shows); 404 otherwise."""
+    """PROJECT's request number IID, loaded to act on it (its web page's forms); 404 otherwise."""
     mr = session.scalars(
         select(MergeRequest).where(MergeRequest.target_project_id == project.id, MergeRequest.iid == iid)
         .options(joinedload(MergeRequest.author), joinedload(MergeRequest.assignee))
@@ -108,24 +108,7 @@ def find_by_iid(session: Session, project: Project, iid: int) -> MergeRequest:
     return mr
 
 
-def page(session: Session, project: Project, *, state: str | None, iids: list[int], order_by: str, sort: str,
-         offset: int, limit: int) -> tuple[int, list[MergeRequest]]:  # fmt: skip
-    query = select(MergeRequest).where(MergeRequest.target_project_id == project.id)
-    if state == OPENED:
-        query = query.where(MergeRequest.open)
-    elif state in (CLOSED, MERGED):
-        query = query.where(MergeRequest.state == state)
-    if iids:
-        query = query.where(MergeRequest.iid.in_(iids))
-    column = MergeRequest.updated_at if order_by == "updated_at" else MergeRequest.created_at
-    order = (
-        (column.asc(), MergeRequest.id.asc()) if sort == "asc" else (column.desc(), MergeRequest.id.desc())
-    )
-    query = query.options(joinedload(MergeRequest.author), joinedload(MergeRequest.assignee))
-    return counted_page(session, query, offset, limit, *order)
-
-
-# --- the read path: a page of the list, no session ------------------------------------------------
+# --- reads: statements built once, run by any reader (`db/readers.py`) --------------------------- ------------------------------------------------
 
 _AUTHOR, _ASSIGNEE = aliased(User, name="author"), aliased(User, name="assignee")
 
@@ -154,34 +137,41 @@ _THE_REQUEST = (
 _ONE = select(*_LIST_COLUMNS).select_from(_LIST_SOURCE).where(*_THE_REQUEST)
 
 
-@functools.cache
-def _page_statements(state: str | None, order_by: str, sort: str):
-    """(count, page) of one project's requests in STATE (any when None), in ORDER_BY then id, SORT."""
+@functools.lru_cache(maxsize=256)  # the iid lists' lengths are the client's to choose
+def _page_statements(state: str | None, order_by: str, sort: str, iids: int = 0):
+    """(count, page) of one project's requests in STATE (any when None), in ORDER_BY then id, SORT;
+    with IIDS, only those numbered `:iid_0` ... (a statement per count: readers bind no list)."""
     conditions = [MergeRequest.target_project_id == bindparam("project_id", type_=Integer)]
-    if state == OPENED:  # `MergeRequest.open`, without IN's list parameter (the fast path binds none)
+    if state == OPENED:  # `MergeRequest.open`, without IN's list parameter
         conditions.append(or_(*(MergeRequest.state == each for each in OPEN_STATES)))
     elif state is not None:
         conditions.append(MergeRequest.state == bindparam("state", type_=String))
+    if iids:
+        conditions.append(MergeRequest.iid.in_([bindparam(f"iid_{at}", type_=Integer) for at in range(iids)]))
     column = MergeRequest.updated_at if order_by == "updated_at" else MergeRequest.created_at
     order = (column.asc(), MergeRequest.id.asc()) if sort == "asc" else (column.desc(), MergeRequest.id.desc())
     return page_statements(_LIST_COLUMNS, _LIST_SOURCE, conditions, order)
 
 
-async def read_page(db, project_id: int, *, state: str | None, order_by: str, sort: str, offset: int,
-                    limit: int) -> tuple[int, list]:  # fmt: skip
-    """`page` without a session and without an iid filter: (total, [(row, author, assignee)] of one
-    page), each row the request's columns and its votes, author and assignee None or their columns
-    (`Contact`): what `entities.listed_merge_request` takes."""
+async def read_page(reader, project_id: int, *, state: str | None, order_by: str, sort: str, offset: int,
+                    limit: int, iids: list[int] = ()) -> tuple[int, list]:  # fmt: skip
+    """(total, [(row, author, assignee)] of one page) of project PROJECT_ID's requests (numbered
+    IIDS when given), each row the request's columns and its votes, author and assignee None or
+    their columns (`Contact`): what `entities.listed_merge_request` takes."""
     state = state if state in (OPENED, CLOSED, MERGED) else None
+    wanted = sorted({iid for iid in iids if is_id(iid)})
+    if iids and not wanted:
+        return 0, []
     params = {"project_id": project_id, "state": state, "offset": offset, "limit": limit}
-    total, rows = await read_page_of(db, _page_statements(state, order_by, sort), params)
+    params.update((f"iid_{at}", iid) for at, iid in enumerate(wanted))
+    total, rows = await read_page_of(reader, _page_statements(state, order_by, sort, len(wanted)), params)
     return total, [_parts(row) for row in rows]
 
 
-async def read_one(db, project_id: int, mr_id: int):
-    """`find` on the read path: (row, author, assignee) as `read_page` gives them, of project
-    PROJECT_ID's request MR_ID; 404 `404 Not found` otherwise."""
-    return _parts(await read_row(db, _ONE, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound))
+async def read_one(reader, project_id: int, mr_id: int):
+    """(row, author, assignee) as `read_page` gives them, of project PROJECT_ID's request MR_ID (the
+    global id); 404 `404 Not found` otherwise."""
+    return _parts(await read_row(reader, _ONE, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound))
 
 
 def _parts(row) -> tuple:
@@ -198,28 +188,23 @@ _COMMENTS = page_statements(
     [Note.merge_request_id == bindparam("mr_id", type_=Integer)], (Note.id.asc(),),
 )  # fmt: skip
 _IN_PROJECT = select(MergeRequest.id).where(*_THE_REQUEST)
+_ONE_COMMENT = _COMMENTS[1].order_by(None).limit(None).offset(None).where(Note.id == bindparam("note_id", type_=Integer))
 
 
-async def read_comments(db, project_id: int, mr_id: int, offset: int, limit: int) -> tuple[int, list[tuple]]:
-    """`comments` on the read path, of project PROJECT_ID's request MR_ID (404 `404 Not found`
-    otherwise): (total, [(row, author)] of one page), the author None or its columns (`Contact`)."""
-    await read_row(db, _IN_PROJECT, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
-    total, rows = await read_page_of(db, _COMMENTS, {"mr_id": mr_id, "offset": offset, "limit": limit})
+async def read_comments(reader, project_id: int, mr_id: int, offset: int, limit: int) -> tuple[int, list[tuple]]:
+    """Project PROJECT_ID's request MR_ID's comments, oldest first (404 `404 Not found` without the
+    request): (total, [(row, author)] of one page), the author None or its columns (`Contact`)."""
+    await read_row(reader, _IN_PROJECT, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
+    total, rows = await read_page_of(reader, _COMMENTS, {"mr_id": mr_id, "offset": offset, "limit": limit})
     return total, [(row, joined_part(Contact, row, "author_")) for row in rows]
 
 
-def votes(session: Session, mr_ids: list[int]) -> dict[int, tuple[int, int]]:
-    """{request id: (upvotes, downvotes)} for the requests given."""
-    found = {mr_id: [0, 0] for mr_id in mr_ids}
-    if mr_ids:
-        rows = session.execute(
-            select(Note.merge_request_id, func.trim(Note.note), func.count())
-            .where(Note.merge_request_id.in_(mr_ids), func.trim(Note.note).in_((UPVOTE, DOWNVOTE)))
-            .group_by(Note.merge_request_id, func.trim(Note.note))
-        )
-        for mr_id, note, count in rows:
-            found[mr_id][0 if note == UPVOTE else 1] = count
-    return {mr_id: (up, down) for mr_id, (up, down) in found.items()}
+async def read_comment(reader, project_id: int, mr_id: int, note_id: int) -> tuple:
+    """(row, author) of comment NOTE_ID on project PROJECT_ID's request MR_ID, as `read_comments`
+    gives them; 404 `404 Not found` without the request or the comment."""
+    await read_row(reader, _IN_PROJECT, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
+    row = await read_row(reader, _ONE_COMMENT, {"mr_id": mr_id, "note_id": note_id}, note_id, RecordNotFound)
+    return row, joined_part(Contact, row, "author_")
 
 
 def _target(session: Session, actor, source: Project, target_id: int | None) -> Project:
@@ -477,11 +462,11 @@ _COMPARED = select(
 ).where(*_THE_REQUEST)
 
 
-async def compared(db, project_id: int, mr_id: int):
+async def compared(reader, project_id: int, mr_id: int):
     """The (iid, target_branch, diff_base_sha, diff_head_sha) row of project PROJECT_ID's request
-    MR_ID: what its comparison needs (`comparer`, `comparison`), by one prebuilt statement on the
-    read path (no session); 404 `404 Not found` otherwise."""
-    return await read_row(db, _COMPARED, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
+    MR_ID: what its comparison needs (`comparer`, `comparison`), by one prebuilt statement through
+    READER; 404 `404 Not found` otherwise."""
+    return await read_row(reader, _COMPARED, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
 
 
 def comparer(rt, project_id: int, mr, *, commits: bool = True, files: bool = True,
@@ -694,12 +679,6 @@ def close_from(session: Session, rt, project: Project) -> None:
 
 
 # --- comments ------------------------------------------------------------------------------------
-
-
-def comments(session: Session, mr: MergeRequest, offset: int, limit: int) -> tuple[int, list[Note]]:
-    """The request's comments, oldest first."""
-    query = select(Note).where(Note.merge_request_id == mr.id).options(joinedload(Note.author))
-    return counted_page(session, query, offset, limit, Note.id.asc())
 
 
 def comment(session: Session, rt, project: Project, actor, mr: MergeRequest, text: str) -> Note:

@@ -29,7 +29,7 @@ async def read_visible(db, actor, search: str | None, offset: int, limit: int) -
     """(total, rows of one page) of the namespaces ACTOR may see: all for admins, else their own and
     their groups' (the read path: no session)."""
     params = {"user_id": actor.id, "pattern": like_pattern(search) if search else None, "offset": offset, "limit": limit}
-    return await read_page(db, _visible_statements(actor.is_admin, bool(search)), params)
+    return await read_page(db.loop, _visible_statements(actor.is_admin, bool(search)), params)
 
 
 def find(session: Session, ident: str) -> Namespace | None:

@@ -22,7 +22,7 @@ from .repository import ProjectRef, path_of, reading
 
 
 def merge_request_note(session: Session, mr: MergeRequest, note_id: int) -> Note:
-    """The request's note NOTE_ID; `404 Not found` otherwise."""
+    """The request's note NOTE_ID, loaded to change it; `404 Not found` otherwise."""
     note = session.get(Note, note_id, options=[joinedload(Note.author)]) if is_id(note_id) else None
     if note is None or note.merge_request_id != mr.id:
         raise RecordNotFound()
@@ -95,7 +95,7 @@ async def read_commit_comments(db, project_id: int, sha: str, offset: int, limit
     """Project PROJECT_ID's comments on the commit SHA (a full id), oldest first, on the read path:
     (total, [(row, author)] of one page), the author None or its columns (`identity.Contact`)."""
     params = {"project_id": project_id, "sha": sha, "offset": offset, "limit": limit}
-    total, rows = await read_page(db, _COMMIT_COMMENTS, params)
+    total, rows = await read_page(db.loop, _COMMIT_COMMENTS, params)
     return total, [(row, joined_part(Contact, row, "author_")) for row in rows]
 
 

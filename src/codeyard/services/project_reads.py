@@ -41,6 +41,7 @@ from ..db.models.projects import INITIAL_BRANCH
 from ..db.queries import OFFSET, api_text, like_pattern, matches_pattern
 from ..policies import projects as policy
 from . import projects as project_service
+from . import visibility
 
 ORDERABLE = project_service.ORDERABLE
 SEARCH_ORDERABLE = ("id", "name", "created_at", "last_activity_at")
@@ -53,7 +54,7 @@ _member = aliased(ProjectMember, name="member")
 _group_member = aliased(GroupMember, name="group_member")
 _fork = aliased(ForkLink, name="fork")
 
-USER_ID = bindparam("user_id", type_=Integer)
+USER_ID = visibility.USER_ID
 
 
 def _columns(project, forks_count):
@@ -166,9 +167,9 @@ def find(db, ident: str, user):
 
 
 async def find_awaited(db, ident: str, user):
-    """`find` for a coroutine on the event loop (`Database.loop_first`)."""
+    """`find` for a coroutine on the event loop (`Database.loop`)."""
     statement, params = _one(ident, user)
-    return await db.loop_first(statement, params) if statement is not None else None
+    return await db.loop.first(statement, params) if statement is not None else None
 
 
 def find_in(session: Session, ident: str, user):
@@ -250,31 +251,23 @@ class Query:
     name: str | None = None  # the text of /projects/search/:query
 
 
-def open_to_caller():
-    """Projects the caller (`:user_id`) is a member of, plus those open to any such user
-    (visibility at least `:min_level`: internal and public, or public for external users)."""
-    return or_(
-        Project.id.in_(project_service.authorized(USER_ID)),
-        Project.visibility_level >= bindparam("min_level", type_=Integer),
-    )
-
-
 _IN_GROUP = Project.namespace_id == bindparam("group_id", type_=Integer)
-GROUP_ROWS = {  # by whether the caller reads every project (an admin)
-    True: _entity_select().where(_IN_GROUP).order_by(Project.id),
-    False: _entity_select().where(_IN_GROUP, open_to_caller()).order_by(Project.id),
+GROUP_ROWS = {  # by the caller's shape of `visibility.readable` (signed in: the API's groups need a user)
+    visibility.ADMIN: _entity_select().where(_IN_GROUP).order_by(Project.id),
+    visibility.SIGNED_IN: _entity_select().where(_IN_GROUP, visibility.readable(visibility.SIGNED_IN)).order_by(Project.id),
 }
 
 
 def group_rows(db, user, group_id: int) -> list:
     """Entity rows of the projects of group GROUP_ID that USER may read, in id order: one statement on
     the fast path, for a thread beside the event loop as a page's (`Database.fast_all_at_once`)."""
-    params = {"group_id": group_id, "user_id": user.id, "min_level": policy.lowest_open_level(user)}
-    return db.fast_all_at_once(GROUP_ROWS[bool(user.is_admin)], params)
+    params = {"group_id": group_id, **visibility.params(user)}
+    return db.fast_all_at_once(GROUP_ROWS[visibility.viewer(user)], params)
 
 
-def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool, visibility: bool) -> list:
-    """The WHERE conditions on projects (and their namespace when SEARCH) of one shape of list."""
+def _scope_conditions(scope: str, reader: str, archived: bool, search: bool, visibility_given: bool) -> list:
+    """The WHERE conditions on projects (and their namespace when SEARCH) of one shape of list, read
+    by READER (a shape of `visibility.readable`)."""
     conditions = []
     if scope == OWNED:
         conditions.append(Project.id.in_(project_service.owned(USER_ID)))
@@ -284,13 +277,13 @@ def _scope_conditions(scope: str, open_only: bool, archived: bool, search: bool,
         conditions.append(_IN_GROUP)
     elif scope == SEARCH:
         conditions.append(matches_pattern("name_pattern", Project.name))
-    if open_only:
-        conditions.append(open_to_caller())
+    if reader != visibility.ADMIN:
+        conditions.append(visibility.readable(reader))
     if archived:
         conditions.append(Project.archived == bindparam("archived", type_=Boolean))
     if search:
         conditions.append(matches_pattern("pattern", Project.path, Project.name, Project.description, Namespace.name))
-    if visibility:
+    if visibility_given:
         conditions.append(Project.visibility_level == bindparam("visibility", type_=Integer))
     return conditions
 
@@ -308,7 +301,7 @@ FIRST_ROWS = 300
 
 @functools.cache
 def _page_statements(
-    scope: str, open_only: bool, archived: bool, search: bool, visibility: bool, order: tuple, limit: int,
+    scope: str, reader: str, archived: bool, search: bool, visibility_given: bool, order: tuple, limit: int,
     sqlite: bool = False, first_rows: bool = False, counted: bool = True,
 ):
     """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape.
@@ -322,7 +315,7 @@ def _page_statements(
     (MEMBER) are read from their memberships: on PostgreSQL walked to or gathered
     (`_member_statements_postgresql`), on SQLite from two disjoint branches
     (`_member_statements_sqlite`; FIRST_ROWS chooses how)."""
-    conditions = _scope_conditions(scope, open_only, archived, search, visibility)
+    conditions = _scope_conditions(scope, reader, archived, search, visibility_given)
     if scope == MEMBER:  # driven from the caller's memberships: see `project_service.authorized`
         if sqlite:
             return _member_statements_sqlite(conditions, search, order, limit, first_rows)
@@ -521,25 +514,32 @@ def page(db, query: Query, offset: int, limit: int) -> tuple[int, list]:
     return (db.fast_first(count, params)[0] if offset else 0), found
 
 
+def list_reader(scope: str, user) -> str:
+    """Who reads a list of SCOPE, as `visibility.readable` takes it (ADMIN: no condition). The
+    caller's own lists (member, owned) and every project (admins) are not filtered; the others are,
+    by GitLab's rule: admins see every project except in the name search, which looks through
+    memberships and internal/public projects for anyone."""
+    if scope in (MEMBER, OWNED, ALL):
+        return visibility.ADMIN
+    return visibility.viewer(user, admin_reads_every=scope != SEARCH)
+
+
 def page_plan(db, query: Query, offset: int, limit: int) -> tuple[Select, Select, dict, bool]:
     """(count statement, page statement, their parameters, whether the count is every project's)
     of one page of QUERY: what `page` runs (bench/projects_list_plans.py explains them)."""
     user, filters = query.user, query.filters
-    # GitLab's visibility for lists that are not the caller's own: admins see every project except
-    # in the name search, which looks through memberships and internal/public projects for anyone.
-    open_only = query.scope == SEARCH or (query.scope in (STARRED, GROUP) and not user.is_admin)
+    reader = list_reader(query.scope, user)
     first_rows = query.scope == MEMBER and db.is_sqlite and not filters.search and offset + limit <= FIRST_ROWS
     # On SQLite the count stays in the page's statement: it is SQLite's work with the GIL released,
     # and the generation there is per reader thread (the number would be read again by each).
     every = not db.is_sqlite and query.scope == ALL and filters.archived is None and not filters.search
     every = every and filters.visibility is None
     count, rows = _page_statements(
-        query.scope, open_only, filters.archived is not None, bool(filters.search), filters.visibility is not None,
+        query.scope, reader, filters.archived is not None, bool(filters.search), filters.visibility is not None,
         _order(query), limit, db.is_sqlite, first_rows, not every,
     )  # fmt: skip
     params = {
-        "user_id": user.id,
-        "min_level": policy.lowest_open_level(user),
+        **visibility.params(user),
         "group_id": query.group_id,
         "archived": filters.archived,
         "pattern": like_pattern(filters.search) if filters.search else None,

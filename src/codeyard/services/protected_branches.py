@@ -25,8 +25,8 @@ def protections(session: Session, project: ProjectRef) -> dict[str, Row]:
 
 
 async def read_protections(db, project_id: int) -> dict[str, Row]:
-    """`protections` on the read path (`Database.loop_all`)."""
-    return _by_name(await db.loop_all(_PROTECTIONS, {"project_id": project_id}))
+    """`protections` on the read path (`Database.loop`)."""
+    return _by_name(await db.loop.all(_PROTECTIONS, {"project_id": project_id}))
 
 
 def _by_name(rows) -> dict[str, Row]:

@@ -212,7 +212,7 @@ def tombstone(session: Session, user_id: int) -> Tombstone | None:
     return session.get(Tombstone, (USER_KIND, user_id)) if is_id(user_id) else None
 
 
-# --- the directory's read path: GET requests, no session (`Database.loop_all`) -------------------
+# --- the directory's read path: GET requests, no session (`Database.loop`) -------------------
 
 
 @functools.cache
@@ -238,12 +238,12 @@ async def read_directory(db, *, text: str | None, username: str | None, active_o
         "offset": offset,
         "limit": limit,
     }
-    return await read_page(db, _directory_statements(bool(username), bool(text), active_only), params)
+    return await read_page(db.loop, _directory_statements(bool(username), bool(text), active_only), params)
 
 
 async def read_record(db, user_id: int):
     """USER_ID's row, as `read_directory` gives it; 404 `404 Not found` when there is none."""
-    return await read_row(db, USER_BY_ID_OR_USERNAME, {"id": user_id, "username": None}, user_id, RecordNotFound)
+    return await read_row(db.loop, USER_BY_ID_OR_USERNAME, {"id": user_id, "username": None}, user_id, RecordNotFound)
 
 
 def caller_can_create_project(caller) -> bool:

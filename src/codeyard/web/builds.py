@@ -13,11 +13,12 @@ from starlette.responses import Response
 from ..api.context import Ctx
 from ..api.downloads import artifacts_response
 from ..db.models.ci import ACTIVE_STATES, BUILD_STATES
+from ..db.readers import now
 from ..errors import NotFound
 from ..policies import projects as policy
 from ..services import projects as project_service
 from ..services.ci import builds
-from .core import action, page, redirect, signed_in
+from .core import action, page, redirect, shown, signed_in
 from .projects import ProjectPage, load
 from .repository import PER_PAGE, PROJECT, _page_number, _render
 
@@ -31,10 +32,10 @@ def list_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_BUILD)
     state = ctx.query.get("scope") if ctx.query.get("scope") in STATES else "all"
     number = _page_number(ctx)
-    total, found = builds.page(ctx.session, p.project, [] if state == "all" else [state],
-                               (number - 1) * PER_PAGE, PER_PAGE)  # fmt: skip
-    runners = builds.runners_of(ctx.session, found)
-    return _render(ctx, "builds.html", p, "builds", builds=found, runners=runners, state=state, states=STATES,
+    total, found = now(builds.read_page(ctx.reader, p.project.id, [] if state == "all" else [state],
+                                        (number - 1) * PER_PAGE, PER_PAGE))  # fmt: skip
+    listed = [shown(row, runner=runner, user=who) for row, runner, who in found]
+    return _render(ctx, "builds.html", p, "builds", builds=listed, state=state, states=STATES,
                    page=number, pages=max(1, math.ceil(total / PER_PAGE)), total=total)  # fmt: skip
 
 
@@ -53,7 +54,7 @@ async def build_page(ctx: Ctx) -> Response:
     build = _find(ctx, p)
     data = await ctx.off_loop(_trace, ctx, p, build)
     shown = data[-MAX_TRACE_SHOWN:]
-    runner = builds.runners_of(ctx.session, [build]).get(build.runner_id)
+    _row, runner, _user = now(builds.read_one(ctx.reader, p.project.id, build.id))
     may_update = ctx.actor is not None and p.can(policy.UPDATE_BUILD)
     buttons = {"cancel": may_update and build.status in ACTIVE_STATES,
                "retry": may_update and builds.retryable(p.project, build)}  # fmt: skip

@@ -12,6 +12,7 @@ import inspect
 import logging
 import secrets
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import quote
 
 import jinja2
@@ -85,6 +86,12 @@ def _url_path(text: str) -> str:
 
 TEMPLATES.globals.update(visibility=VISIBILITY_NAMES)
 TEMPLATES.filters.update(time=_short_time, iso=iso, urlpath=_url_path, short=lambda sha: (sha or "")[:8])
+
+
+def shown(row, **parts) -> SimpleNamespace:
+    """ROW (a reader's named tuple) for a template, with PARTS (its joined rows: `author=...`) as
+    attributes beside its columns."""
+    return SimpleNamespace(**row._asdict(), **parts)
 
 
 def render(ctx: Ctx, template: str, status: int = 200, **context) -> HTMLResponse:

@@ -7,15 +7,14 @@ import hashlib
 from pathlib import Path
 from typing import NamedTuple
 
-from sqlalchemy import Integer, bindparam, select, true
+from sqlalchemy import Integer, bindparam, select
 from sqlalchemy.orm import aliased
 from starlette.responses import Response
 
 from ..api.context import Ctx
-from ..db.models import PUBLIC, Event, Namespace, Project, User
+from ..db.models import Event, Namespace, Project, User
 from ..errors import NotFound, TooManyRequests, Unauthorized, Unavailable
-from ..policies import projects as policy
-from ..services import events, identity, loader, project_reads, signin, web_sessions
+from ..services import events, identity, loader, signin, visibility, web_sessions
 from ..services import projects as project_service
 from ..services import settings as settings_service
 from .core import PAGES, SESSION_COOKIE, action, form, page, redirect, render, set_cookie
@@ -26,8 +25,7 @@ LIST_SIZE = 20
 # The lists of these pages are Core statements built once per shape and run on the fast path
 # (`Database.fast_all`), rows as named tuples: through ORM joinedloads the start page cost about
 # six times its JSON endpoint. The caller is `:user_id`.
-USER_ID = project_reads.USER_ID
-ANONYMOUS, ADMIN, SIGNED_IN = "anonymous", "admin", "signed in"
+USER_ID = visibility.USER_ID
 VISIBLE, MINE, PERSONAL, GROUP = "visible", "mine", "personal", "group"
 
 _LIST_COLUMNS = (
@@ -36,34 +34,19 @@ _LIST_COLUMNS = (
 )  # fmt: skip
 
 
-def _viewer(actor) -> str:
-    if actor is None:
-        return ANONYMOUS
-    return ADMIN if actor.is_admin else SIGNED_IN
-
-
-def _visible(viewer: str):
-    """The condition on projects for what VIEWER may read (admins every one; others
-    `project_reads.open_to_caller`; anonymous visitors the public ones, as in the API)."""
-    if viewer == ANONYMOUS:
-        return Project.visibility_level == PUBLIC
-    if viewer == ADMIN:
-        return true()
-    return project_reads.open_to_caller()
-
-
 @functools.cache
 def _list_statement(scope: str, viewer: str):
-    """The first LIST_SIZE projects of SCOPE that VIEWER may read, newest first, with their namespace."""
+    """The first LIST_SIZE projects of SCOPE that VIEWER (a shape of `visibility.readable`) may read,
+    newest first, with their namespace."""
     if scope == VISIBLE:  # newest activity first
-        conditions, newest = [_visible(viewer)], Project.last_activity_at
+        conditions, newest = [visibility.readable(viewer)], Project.last_activity_at
     elif scope == MINE:
         conditions, newest = [Project.id.in_(project_service.authorized(USER_ID))], Project.last_activity_at
     elif scope == PERSONAL:
-        conditions = [Namespace.owner_id == bindparam("owner_id", type_=Integer), Namespace.kind == "user", _visible(viewer)]
+        conditions = [Namespace.owner_id == bindparam("owner_id", type_=Integer), Namespace.kind == "user", visibility.readable(viewer)]
         newest = Project.created_at
     else:
-        conditions, newest = [Project.namespace_id == bindparam("group_id", type_=Integer), _visible(viewer)], Project.created_at
+        conditions, newest = [Project.namespace_id == bindparam("group_id", type_=Integer), visibility.readable(viewer)], Project.created_at
     return (
         select(*_LIST_COLUMNS).join(Namespace, Namespace.id == Project.namespace_id).where(*conditions)
         .order_by(newest.desc(), Project.id.desc()).limit(LIST_SIZE)
@@ -72,8 +55,8 @@ def _list_statement(scope: str, viewer: str):
 
 def _projects(ctx: Ctx, scope: str, **params) -> list:
     actor = ctx.actor
-    statement = _list_statement(scope, _viewer(actor))
-    params = {"user_id": actor.id if actor else None, "min_level": policy.lowest_open_level(actor), **params}
+    statement = _list_statement(scope, visibility.viewer(actor))
+    params = {**visibility.params(actor), **params}
     return ctx.rt.db.fast_all(statement, params)
 
 

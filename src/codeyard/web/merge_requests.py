@@ -12,10 +12,11 @@ from starlette.responses import Response
 from ..api.context import Ctx
 from ..api.refusals import answered
 from ..db.models.merge_requests import CLOSED, MERGED, OPENED
+from ..db.readers import now
 from ..errors import BadRequest
 from ..policies import projects as policy
 from ..services import merge_accept, merge_requests
-from .core import action, form, page, redirect, signed_in
+from .core import action, form, page, redirect, shown, signed_in
 from .markup import markdown_kept
 from .projects import load
 from .repository import COLLAPSE_ABOVE, PER_PAGE, PROJECT, _page_number, _render, _statuses
@@ -31,11 +32,12 @@ def list_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_MERGE_REQUEST)
     state = ctx.query.get("state") if ctx.query.get("state") in STATES else "opened"
     number = _page_number(ctx)
-    total, found = merge_requests.page(
-        ctx.session, p.project, state={"opened": OPENED, "merged": MERGED, "closed": CLOSED}.get(state), iids=[],
+    total, found = now(merge_requests.read_page(
+        ctx.reader, p.project.id, state={"opened": OPENED, "merged": MERGED, "closed": CLOSED}.get(state),
         order_by="created_at", sort="desc", offset=(number - 1) * PER_PAGE, limit=PER_PAGE,
-    )  # fmt: skip
-    return _render(ctx, "merge_requests.html", p, "merge_requests", requests=found, state=state, states=STATES,
+    ))  # fmt: skip
+    requests = [shown(row, author=author, assignee=assignee) for row, author, assignee in found]
+    return _render(ctx, "merge_requests.html", p, "merge_requests", requests=requests, state=state, states=STATES,
                    page=number, pages=max(1, math.ceil(total / PER_PAGE)), total=total)  # fmt: skip
 
 
@@ -47,7 +49,8 @@ def _iid(ctx: Ctx) -> int:
 async def request_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_MERGE_REQUEST)
     mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
-    _total, notes = merge_requests.comments(ctx.session, mr, 0, MAX_NOTES_SHOWN)
+    _total, found = now(merge_requests.read_comments(ctx.reader, p.project.id, mr.id, 0, MAX_NOTES_SHOWN))
+    notes = [shown(row, author=author) for row, author in found]
     may_merge = ctx.actor is not None and merge_accept.may_merge(ctx.session, p.project, p.access, mr)
     buttons = {
         "accept": may_merge and mr.open and not mr.work_in_progress and mr.merge_status != "cannot_be_merged",

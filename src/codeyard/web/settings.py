@@ -9,10 +9,12 @@ from starlette.responses import Response
 from ..api.context import Ctx
 from ..api.hook_params import HOOK_PARAMS
 from ..api.params import Bool, Choice, validate
+from ..db.models import ProjectMember
+from ..db.readers import now
 from ..errors import NotFound
 from ..policies import projects as policy
 from ..services import branches, hooks, identity, members, protected_branches, webhooks
-from .core import action, form, page, redirect
+from .core import action, form, page, redirect, shown
 from .projects import load
 from .repository import PER_PAGE, PROJECT, _page_number, _render
 
@@ -32,8 +34,9 @@ def _admin(ctx: Ctx):
 @page(MEMBERS)
 def members_page(ctx: Ctx) -> Response:
     p = _admin(ctx)
-    _total, found = members.page(ctx.session, p.project, None, 0, 1000)
-    return _render(ctx, "members.html", p, "members", members=found, levels=policy.ACCESS_NAMES)
+    _total, found = now(members.read_page(ctx.reader, ProjectMember, p.project.id, None, 0, 1000))
+    listed = [shown(row, user=row, user_id=row.id) for row in found]
+    return _render(ctx, "members.html", p, "members", members=listed, levels=policy.ACCESS_NAMES)
 
 
 @action(MEMBERS)

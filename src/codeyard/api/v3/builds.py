@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
+from ...db.readers import now
 from ...entities.builds import Build, build
 from ...entities.commits import repo_commit
 from ...errors import NotFound
@@ -26,11 +27,11 @@ SCOPE = Any_("scope", doc="A state or a hash-style list of states (scope[0]=pend
 SINGLE = "/projects/:id/builds/:build_id"
 
 
-async def render(ctx: Ctx, found: list) -> list[Build]:
-    """The Build entities of FOUND (models), with their commits read from git off the event loop."""
-    runners = builds.runners_of(ctx.session, found)
-    shaped = [build(b, ctx.view, None, runners.get(b.runner_id), b.user) for b in found]
-    return await _with_commits(ctx, shaped, [b.sha for b in found])
+async def render(ctx: Ctx, found) -> Build:
+    """The Build entity of FOUND (a model, as this request's transaction holds it), with its commit
+    read from git off the event loop."""
+    row, runner, who = now(builds.read_one(ctx.reader, found.project_id, found.id))
+    return (await _with_commits(ctx, [build(row, ctx.view, None, runner, who)], [row.sha]))[0]
 
 
 async def _with_commits(ctx: Ctx, shaped: list[Build], shas: list[str]) -> list[Build]:
@@ -46,7 +47,7 @@ async def _page(ctx: Ctx, sha: str | None = None) -> paging.Page[Build]:
     """One page of the project's builds (of commit SHA) on the read path: no session."""
     states = builds.scopes(ctx.args.get("scope"))
     window, view = paging.window(ctx), ctx.view
-    total, listed = await builds.read_page(ctx.rt.db, ctx.project_id, states, window.offset, window.limit, sha)
+    total, listed = await builds.read_page(ctx.rt.db.loop, ctx.project_id, states, window.offset, window.limit, sha)
     shaped = [build(row, view, None, runner, who) for row, runner, who in listed]
     return paging.Page(await _with_commits(ctx, shaped, [row.sha for row, _, _ in listed]), total, window)
 
@@ -72,7 +73,7 @@ async def list_commit_builds(ctx: Ctx) -> paging.Page[Build]:
 
 @API.get(SINGLE, guards=READ, summary="A build")
 async def get_build(ctx: Ctx) -> Build:
-    row, runner, who = await builds.read_one(ctx.rt.db, ctx.project_id, ctx.path_int("build_id", NotFound))
+    row, runner, who = await builds.read_one(ctx.rt.db.loop, ctx.project_id, ctx.path_int("build_id", NotFound))
     return (await _with_commits(ctx, [build(row, ctx.view, None, runner, who)], [row.sha]))[0]
 
 
@@ -80,19 +81,19 @@ async def get_build(ctx: Ctx) -> Build:
 async def cancel_build(ctx: Ctx) -> Build:
     found = builds.find(ctx.session, ctx.project, ctx.path_int("build_id", NotFound))
     builds.cancel(ctx.session, ctx.rt, found)
-    return (await render(ctx, [found]))[0]
+    return await render(ctx, found)
 
 
 @API.post(SINGLE + "/retry", guards=UPDATE, summary="Run a build again as a new pending build; 201")
 async def retry_build(ctx: Ctx) -> Build:
     found = builds.find(ctx.session, ctx.project, ctx.path_int("build_id", NotFound))
     fresh = builds.retry(ctx.session, ctx.rt, ctx.project, ctx.actor, found)
-    return (await render(ctx, [fresh]))[0]
+    return await render(ctx, fresh)
 
 
 @API.get(SINGLE + "/trace", guards=READ, summary="The build's log as text/plain, the project's runners token masked")
 async def get_trace(ctx: Ctx):
-    found = await builds.read_traced(ctx.rt.db, ctx.project_id, ctx.path_int("build_id", NotFound))
+    found = await builds.read_traced(ctx.rt.db.loop, ctx.project_id, ctx.path_int("build_id", NotFound))
     token = projects.runners_token(ctx.rt.secret_key, ctx.project_row)
     data = await ctx.off_loop(builds.masked_trace, ctx.rt, found, token)
     headers = {"content-disposition": f'infile; filename="{found.id}.log"', "x-content-type-options": "nosniff"}

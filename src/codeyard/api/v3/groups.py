@@ -108,13 +108,13 @@ def _member(ctx: Ctx, row) -> dict:
 async def list_group_members(ctx: Ctx) -> paging.Page[Member]:
     window = paging.window(ctx)
     query = ctx.args.get("query")
-    total, rows = await members.read_page(ctx.rt.db, GroupMember, ctx.group_id, query, window.offset, window.limit)
+    total, rows = await members.read_page(ctx.rt.db.loop, GroupMember, ctx.group_id, query, window.offset, window.limit)
     return paging.Page([member_entity(row, row.access_level, ctx.view) for row in rows], total, window)
 
 
 @API.get("/groups/:id/members/:user_id", guards=READ, summary="A member of a group")
 async def get_group_member(ctx: Ctx) -> Member:
-    row = await members.read_one(ctx.rt.db, GroupMember, ctx.group_id, ctx.path_int("user_id"))
+    row = await members.read_one(ctx.rt.db.loop, GroupMember, ctx.group_id, ctx.path_int("user_id"))
     return member_entity(row, row.access_level, ctx.view)
 
 

@@ -36,13 +36,13 @@ def render(ctx: Ctx, member) -> dict:
 )
 async def list_members(ctx: Ctx) -> paging.Page[Member]:
     window = paging.window(ctx)
-    total, rows = await members.read_page(ctx.rt.db, ProjectMember, ctx.project_id, ctx.args.get("query"), window.offset, window.limit)
+    total, rows = await members.read_page(ctx.rt.db.loop, ProjectMember, ctx.project_id, ctx.args.get("query"), window.offset, window.limit)
     return paging.Page([member_entity(row, row.access_level, ctx.view) for row in rows], total, window)
 
 
 @API.get("/projects/:id/members/:user_id", guards=(READ_MEMBERS,), summary="One member of a project")
 async def get_member(ctx: Ctx) -> Member:
-    row = await members.read_one(ctx.rt.db, ProjectMember, ctx.project_id, ctx.path_int("user_id"))
+    row = await members.read_one(ctx.rt.db.loop, ProjectMember, ctx.project_id, ctx.path_int("user_id"))
     return member_entity(row, row.access_level, ctx.view)
 
 

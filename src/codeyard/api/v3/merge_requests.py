@@ -6,10 +6,10 @@ from __future__ import annotations
 import functools
 
 from ...db.models.merge_requests import is_work_in_progress
+from ...db.readers import now
 from ...entities.commits import RepoCommit, repo_commit, repo_diff
 from ...entities.merge_requests import Comment, MergeRequest, MergeRequestChanges, listed_merge_request
 from ...entities.merge_requests import comment as comment_entity
-from ...entities.merge_requests import merge_request as mr_entity
 from ...policies import projects as policy
 from ...services import merge_accept, merge_requests
 from .. import paging
@@ -52,8 +52,8 @@ def single(method: str, suffix: str = "", **options):
 
 
 def render(ctx: Ctx, mr, with_iid: bool = True) -> MergeRequest:
-    votes = merge_requests.votes(ctx.session, [mr.id])[mr.id]
-    return mr_entity(mr, ctx.view, votes, with_iid)
+    """MR's entity as this request's transaction holds it (after a write: what it wrote)."""
+    return _listed(ctx, *now(merge_requests.read_one(ctx.reader, mr.target_project_id, mr.id)), with_iid=with_iid)
 
 
 def request_of(ctx: Ctx):
@@ -76,43 +76,42 @@ def request_of(ctx: Ctx):
 async def list_merge_requests(ctx: Ctx) -> paging.Page[MergeRequest]:
     window, iids = paging.window(ctx), ctx.args.get("iid") or []
     order = {"order_by": ctx.args.get("order_by", "created_at"), "sort": ctx.args.get("sort", "desc")}
-    if iids:  # a list parameter: through the session (`page`), the read path's statements bind none
-        total, found = merge_requests.page(
-            ctx.session, ctx.project, state=ctx.args.get("state"), iids=iids, offset=window.offset, limit=window.limit, **order
-        )  # fmt: skip
-        votes = merge_requests.votes(ctx.session, [mr.id for mr in found])
-        return paging.Page([mr_entity(mr, ctx.view, votes[mr.id]) for mr in found], total, window)
     total, listed = await merge_requests.read_page(
-        ctx.rt.db, ctx.project_id, state=ctx.args.get("state"), offset=window.offset, limit=window.limit, **order
+        ctx.rt.db.loop, ctx.project_id, state=ctx.args.get("state"), iids=iids, offset=window.offset, limit=window.limit,
+        **order,
     )  # fmt: skip
     return paging.Page([_listed(ctx, *parts) for parts in listed], total, window)
 
 
-def _listed(ctx: Ctx, row, author, assignee) -> MergeRequest:
-    return listed_merge_request(row, ctx.view, author, assignee, is_work_in_progress(row.title))
+def _listed(ctx: Ctx, row, author, assignee, with_iid: bool = True) -> MergeRequest:
+    return listed_merge_request(row, ctx.view, author, assignee, is_work_in_progress(row.title), with_iid)
 
 
 @single("GET", guards=READ, summary="A merge request (by its global id)")
 async def get_merge_request(ctx: Ctx) -> MergeRequest:
-    return _listed(ctx, *await merge_requests.read_one(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id")))
+    return _listed(ctx, *await merge_requests.read_one(ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id")))
 
 
 @single("GET", "/commits", guards=READ_CODE, summary="Commits of the source not on the target, newest first")
 async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
-    mr = await merge_requests.compared(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
+    mr = await merge_requests.compared(ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"))
     found = await ctx.off_loop(functools.partial(merge_requests.comparison, files=False), ctx.rt, ctx.project_row, mr)
     return [repo_commit(info) for info in reversed(found.commits)]
 
 
 @single("GET", "/changes", guards=READ_CODE, summary="The request with its changes (merge base to source head)")
 async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
-    # git starts first, from what one prebuilt statement finds; the session (the project's and the
-    # request's rows, the entity) is used while git works, and each change is JSON as soon as git's
-    # output for it is read.
-    mr = await merge_requests.compared(ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"))
+    # git starts first, from what one prebuilt statement finds; the request's entity is read (on the
+    # fast path) while git works, and each change is JSON as soon as git's output for it is read.
+    mr_id = ctx.path_int("merge_request_id")
+    mr = await merge_requests.compared(ctx.rt.db.loop, ctx.project_id, mr_id)
     work = merge_requests.comparer(ctx.rt, ctx.project_id, mr, commits=False,
                                    shape=lambda change: encoded(repo_diff(change)))  # fmt: skip
-    data, found = await ctx.off_loop_while(work, lambda: render(ctx, request_of(ctx)))
+
+    def entity() -> MergeRequest:
+        return _listed(ctx, *now(merge_requests.read_one(ctx.rt.db.fast, ctx.project_id, mr_id)))
+
+    data, found = await ctx.off_loop_while(work, entity)
     data["changes"] = found.diffs
     return data
 
@@ -202,7 +201,7 @@ for _method in ("PUT", "POST"):
 async def list_comments(ctx: Ctx) -> paging.Page[Comment]:
     window, view = paging.window(ctx), ctx.view
     total, found = await merge_requests.read_comments(
-        ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"), window.offset, window.limit
+        ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"), window.offset, window.limit
     )
     return paging.Page([comment_entity(row, view, author) for row, author in found], total, window)
 

@@ -23,15 +23,17 @@ BODY = Str("body", required=True, max_length=1_000_000, multiline=True, doc="The
 async def list_merge_request_notes(ctx: Ctx) -> paging.Page[Note]:
     window, view = paging.window(ctx), ctx.view
     total, found = await merge_requests.read_comments(
-        ctx.rt.db, ctx.project_id, ctx.path_int("merge_request_id"), window.offset, window.limit
+        ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"), window.offset, window.limit
     )
     return paging.Page([note_entity(row, view, author) for row, author in found], total, window)
 
 
 @single("GET", "/notes/:note_id", guards=READ, summary="A note on a merge request")
-def get_merge_request_note(ctx: Ctx) -> Note:
-    found = notes.merge_request_note(ctx.session, request_of(ctx), ctx.path_int("note_id"))
-    return note_entity(found, ctx.view, found.author)
+async def get_merge_request_note(ctx: Ctx) -> Note:
+    row, author = await merge_requests.read_comment(
+        ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"), ctx.path_int("note_id")
+    )
+    return note_entity(row, ctx.view, author)
 
 
 @single("POST", "/notes", guards=CREATE, params=(BODY,),

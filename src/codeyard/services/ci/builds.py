@@ -17,12 +17,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Integer, Row, String, bindparam, or_, select, type_coerce, update
-from sqlalchemy.orm import Session, aliased, joinedload
+from sqlalchemy.orm import Session, aliased
 from sqlalchemy.types import NullType
 
 from ...db.models import Build, Pipeline, Project, Runner, User, is_id, utcnow
 from ...db.models.ci import ACTIVE_STATES, BUILD_STATES, CANCELED, FAILED, RUNNING, SUCCESS
-from ...db.queries import api_text, counted_page, joined_columns, joined_part, page_statements, read_row
+from ...db.queries import api_text, joined_columns, joined_part, page_statements, read_row
 from ...db.queries import read_page as read_page_of
 from ...entities.builds import build_hook_payload
 from ...errors import BadRequest, Forbidden, NotFound
@@ -122,18 +122,7 @@ def scopes(value: Any) -> list[str]:
     return found
 
 
-def page(session: Session, project: Project, states: list[str], offset: int, limit: int,
-         sha: str | None = None) -> tuple[int, list[Build]]:  # fmt: skip
-    """The project's builds (those of commit SHA), newest first, their users loaded."""
-    query = select(Build).where(Build.project_id == project.id).options(joinedload(Build.user))
-    if states:
-        query = query.where(Build.status.in_(states))
-    if sha is not None:
-        query = query.where(Build.sha == sha)
-    return counted_page(session, query, offset, limit, Build.id.desc())
-
-
-# --- the read path: a page of a project's builds, no session ---------------------------------------
+# --- reads: statements built once, run by any reader (`db/readers.py`) ---------------------------
 
 _USER_FIELDS = ("id", "username", "email", "name", "state", "created_at", "is_admin", "bio", "profnet", "messenger",
                 "microblog", "website_url")  # fmt: skip
@@ -143,8 +132,8 @@ BuildRunner = namedtuple("BuildRunner", _RUNNER_FIELDS)  # what `entities.builds
 _USER = aliased(User, name="build_user")
 _TIMES = ("created_at", "started_at", "finished_at")
 _BUILD_COLUMNS = (
-    *(getattr(Build, name) for name in ("id", "project_id", "status", "stage", "name", "ref", "tag", "sha",
-                                        "artifacts_file", "artifacts_size")),
+    *(getattr(Build, name) for name in ("id", "project_id", "pipeline_id", "status", "stage", "name", "ref", "tag",
+                                        "sha", "artifacts_file", "artifacts_size")),
     # Both drivers read the float as it is; SQLAlchemy's PostgreSQL Float wants the column's type
     # code for its result processor, which a prepared statement's columns do not give it.
     type_coerce(Build.coverage, NullType()).label("coverage"),
@@ -175,24 +164,24 @@ def _page_statements(states: tuple[str, ...], by_sha: bool):
     return page_statements(_COLUMNS, _SOURCE, conditions, (Build.id.desc(),))
 
 
-async def read_page(db, project_id: int, states: list[str], offset: int, limit: int,
+async def read_page(reader, project_id: int, states: list[str], offset: int, limit: int,
                     sha: str | None = None) -> tuple[int, list[tuple]]:  # fmt: skip
     """(total, [(row, runner, user)] of one page): the project's builds (those of commit SHA) in
-    STATES, newest first, on the read path; runner and user None or their columns (`BuildRunner`,
+    STATES, newest first, through READER; runner and user None or their columns (`BuildRunner`,
     `BuildUser`), the timestamps the API's text."""
     params = {"project_id": project_id, "sha": sha, "offset": offset, "limit": limit}
-    total, rows = await read_page_of(db, _page_statements(tuple(sorted(set(states))), sha is not None), params)
+    total, rows = await read_page_of(reader, _page_statements(tuple(sorted(set(states))), sha is not None), params)
     return total, [_parts(row) for row in rows]
 
 
-async def read_one(db, project_id: int, build_id: int) -> tuple:
-    """`find` on the read path: (row, runner, user) as `read_page` gives them; 404 `404 Not Found`."""
-    return _parts(await read_row(db, _ONE, {"id": build_id, "project_id": project_id}, build_id, NotFound))
+async def read_one(reader, project_id: int, build_id: int) -> tuple:
+    """(row, runner, user) of project PROJECT_ID's build BUILD_ID as `read_page` gives them; 404 `404 Not Found`."""
+    return _parts(await read_row(reader, _ONE, {"id": build_id, "project_id": project_id}, build_id, NotFound))
 
 
-async def read_traced(db, project_id: int, build_id: int):
-    """What `masked_trace` reads of a build (id, project_id, trace_size), on the read path; 404 as `read_one`."""
-    return await read_row(db, _TRACED, {"id": build_id, "project_id": project_id}, build_id, NotFound)
+async def read_traced(reader, project_id: int, build_id: int):
+    """What `masked_trace` reads of a build (id, project_id, trace_size); 404 as `read_one`."""
+    return await read_row(reader, _TRACED, {"id": build_id, "project_id": project_id}, build_id, NotFound)
 
 
 def _parts(row) -> tuple:
@@ -200,7 +189,7 @@ def _parts(row) -> tuple:
 
 
 async def commit_has_pipeline(db, project_id: int, sha: str) -> bool:
-    return await db.loop_first(_PIPELINE_OF_COMMIT, {"project_id": project_id, "sha": sha}) is not None
+    return await db.loop.first(_PIPELINE_OF_COMMIT, {"project_id": project_id, "sha": sha}) is not None
 
 
 _STATUS_COLUMNS = (
@@ -229,15 +218,8 @@ async def read_statuses(db, project_id: int, sha: str, filters: dict[str, str | 
     one page), oldest first; FILTERS (ref, stage, name) narrow them, EVERY keeps retried builds."""
     filtered = tuple(field for field in STATUS_FILTERS if filters.get(field))
     params = {"project_id": project_id, "sha": sha, **{field: filters[field] for field in filtered}, "offset": offset, "limit": limit}
-    total, rows = await read_page_of(db, _status_statements(filtered, every), params)
+    total, rows = await read_page_of(db.loop, _status_statements(filtered, every), params)
     return total, [(row, joined_part(BuildUser, row, "user_")) for row in rows]
-
-
-def runners_of(session: Session, found: Iterable[Build]) -> dict[int, Runner]:
-    ids = {b.runner_id for b in found if b.runner_id is not None}
-    if not ids:
-        return {}
-    return {r.id: r for r in session.scalars(select(Runner).where(Runner.id.in_(ids)))}
 
 
 def commits(rt, project_id: int, shas: Iterable[str]) -> dict[str, repo.CommitInfo | None]:
@@ -253,7 +235,7 @@ def commits(rt, project_id: int, shas: Iterable[str]) -> dict[str, repo.CommitIn
 
 
 def find(session: Session, project: Project, build_id: int) -> Build:
-    """PROJECT's build BUILD_ID; 404 `404 Not Found` otherwise."""
+    """PROJECT's build BUILD_ID, loaded to act on it (or to follow its trace); 404 `404 Not Found` otherwise."""
     build = session.get(Build, build_id) if is_id(build_id) else None
     if build is None or build.project_id != project.id:
         raise NotFound()

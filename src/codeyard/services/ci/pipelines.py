@@ -139,8 +139,8 @@ def commit_status(session: Session, project_id: int, sha: str) -> str | None:
 
 
 async def read_commit_status(db, project_id: int, sha: str) -> str | None:
-    """`commit_status` on the read path (`Database.loop_first`), no session."""
-    row = await db.loop_first(_NEWEST_STATUS, {"project_id": project_id, "sha": sha})
+    """`commit_status` on the read path (`Database.loop`), no session."""
+    row = await db.loop.first(_NEWEST_STATUS, {"project_id": project_id, "sha": sha})
     return None if row is None else row.status
 
 
