@@ -10,12 +10,12 @@ from __future__ import annotations
 import httpx
 import pytest
 import schemathesis
-from codeyard.routes import documented_routes
 from hypothesis import HealthCheck, reject, settings
 from schemathesis.checks import response_schema_conformance
 from schemathesis.config import SchemathesisConfig
 
 from codeyard.api.openapi import document
+from codeyard.routes import documented_routes
 
 BASE_URL = "http://testserver"
 EXAMPLES = 8

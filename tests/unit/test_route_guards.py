@@ -18,7 +18,6 @@ import re
 import types
 
 from codeyard.routes import every_route
-
 from codeyard.services import loader
 
 SUBJECT = re.compile(r"/projects/:|/fork/:|/groups/:|^/:namespace/:project(/|$)")
