@@ -17,7 +17,7 @@ import inspect
 import re
 import types
 
-from codeyard.api.registry import every_route
+from codeyard.routes import every_route
 from codeyard.services import loader
 
 SUBJECT = re.compile(r"/projects/:|/fork/:|/groups/:|^/:namespace/:project(/|$)")

@@ -11,11 +11,11 @@ from sqlalchemy import Row
 
 from ..db.models import Project
 from ..errors import Forbidden, NotFound
+from ..http.context import Ctx
 from ..policies import projects as policy
 from ..policies.projects import Access
 from ..services import loader
 from ..services.loader import Refusal
-from .context import Ctx
 
 
 def refused(refusal: Refusal, not_found: str = "Project") -> Exception:

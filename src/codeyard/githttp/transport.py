@@ -32,8 +32,6 @@ import zlib
 from pathlib import Path
 
 from .. import datadir, githooks, metrics
-from ..api.context import Ctx
-from ..api.registry import WEB
 from ..errors import (
     BadRequest,
     CodeyardError,
@@ -44,10 +42,14 @@ from ..errors import (
     UnsupportedMediaType,
 )
 from ..git import storage
+from ..http.context import Ctx
+from ..http.routing import Routes
 from ..policies import projects as policy
 from ..services import loader, project_reads, protected_branches, push_journal
 from ..services.loader import Refusal
 from .credentials import BadCredentials, BuildCredential, user_for
+
+routes = Routes()
 
 log = logging.getLogger("codeyard.githttp")
 
@@ -103,7 +105,7 @@ async def send_text(send, status: int, message: str, headers: dict) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-@WEB.get("/:namespace/:project/info/refs", kind="raw", auth="none", summary="git smart HTTP: ref advertisement")
+@routes.get("/:namespace/:project/info/refs", kind="raw", auth="none", summary="git smart HTTP: ref advertisement")
 @text_errors
 async def info_refs(ctx: Ctx, receive, send):
     service = ctx.query.get("service")
@@ -112,13 +114,13 @@ async def info_refs(ctx: Ctx, receive, send):
     await serve(ctx, receive, send, service)
 
 
-@WEB.post("/:namespace/:project/git-upload-pack", kind="raw", auth="none", summary="git smart HTTP: fetch and clone")
+@routes.post("/:namespace/:project/git-upload-pack", kind="raw", auth="none", summary="git smart HTTP: fetch and clone")
 @text_errors
 async def upload_pack(ctx: Ctx, receive, send):
     await serve(ctx, receive, send, UPLOAD)
 
 
-@WEB.post("/:namespace/:project/git-receive-pack", kind="raw", auth="none", summary="git smart HTTP: push")
+@routes.post("/:namespace/:project/git-receive-pack", kind="raw", auth="none", summary="git smart HTTP: push")
 @text_errors
 async def receive_pack(ctx: Ctx, receive, send):
     await serve(ctx, receive, send, RECEIVE)

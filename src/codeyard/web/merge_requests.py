@@ -9,17 +9,19 @@ import math
 
 from starlette.responses import Response
 
-from ..api.context import Ctx
-from ..api.refusals import answered
 from ..db.models.merge_requests import CLOSED, MERGED, OPENED
 from ..db.readers import now
 from ..errors import BadRequest
+from ..http.context import Ctx
+from ..http.refusals import answered
 from ..policies import projects as policy
 from ..services import merge_accept, merge_requests
-from .core import action, form, page, redirect, shown, signed_in
+from .core import Pages, form, redirect, shown, signed_in
 from .markup import markdown_kept
 from .projects import load
 from .repository import COLLAPSE_ABOVE, PER_PAGE, PROJECT, _page_number, _render, _statuses
+
+pages = Pages()
 
 STATES = ("opened", "merged", "closed", "all")
 ONE = PROJECT + "/merge_requests/:iid"
@@ -27,7 +29,7 @@ MAX_COMMENT = 1_000_000
 MAX_NOTES_SHOWN = 500  # the oldest ones; the API pages through all
 
 
-@page(PROJECT + "/merge_requests")
+@pages.page(PROJECT + "/merge_requests")
 def list_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_MERGE_REQUEST)
     state = ctx.query.get("state") if ctx.query.get("state") in STATES else "opened"
@@ -45,7 +47,7 @@ def _iid(ctx: Ctx) -> int:
     return ctx.path_int("iid")
 
 
-@page(ONE)
+@pages.page(ONE)
 async def request_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_MERGE_REQUEST)
     mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
@@ -87,7 +89,7 @@ def _back(ctx: Ctx, p, mr) -> Response:
     return redirect(f"{p.url}/merge_requests/{mr.iid}")
 
 
-@action(ONE + "/notes")
+@pages.action(ONE + "/notes")
 def add_comment(ctx: Ctx) -> Response:
     p, mr = _acting(ctx, policy.CREATE_NOTE)
     text = form(ctx, "note")
@@ -97,7 +99,7 @@ def add_comment(ctx: Ctx) -> Response:
     return _back(ctx, p, mr)
 
 
-@action(ONE + "/accept")
+@pages.action(ONE + "/accept")
 async def accept(ctx: Ctx) -> Response:
     p, mr = _acting(ctx)
     args = {"should_remove_source_branch": form(ctx, "should_remove_source_branch") == "1",
@@ -119,11 +121,11 @@ def _state_event(event: str):
     return change
 
 
-action(ONE + "/close")(_state_event("close"))
-action(ONE + "/reopen")(_state_event("reopen"))
+pages.action(ONE + "/close")(_state_event("close"))
+pages.action(ONE + "/reopen")(_state_event("reopen"))
 
 
-@action(ONE + "/cancel_merge_when_build_succeeds")
+@pages.action(ONE + "/cancel_merge_when_build_succeeds")
 def cancel_automatic_merge(ctx: Ctx) -> Response:
     p, mr = _acting(ctx)
     answered(merge_accept.cancel_merge_when_build_succeeds(ctx.session, p.project, p.access, ctx.actor, mr))

@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 from urllib.parse import quote
 
-from ..api.context import Ctx
 from ..db.models import Project
 from ..errors import Forbidden, NotFound
+from ..http.context import Ctx
 from ..policies import projects as policy
 from ..services import loader
 

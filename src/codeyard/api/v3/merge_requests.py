@@ -10,15 +10,17 @@ from ...db.readers import now
 from ...entities.commits import RepoCommit, repo_commit, repo_diff
 from ...entities.merge_requests import Comment, MergeRequest, MergeRequestChanges, listed_merge_request
 from ...entities.merge_requests import comment as comment_entity
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Bool, Choice, GitText, Id, IntList, Str
+from ...http.refusals import answered
+from ...http.replies import encoded
+from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import merge_accept, merge_requests
-from .. import paging
-from ..context import Ctx
 from ..guards import project_guard
-from ..params import Bool, Choice, GitText, Id, IntList, Str
-from ..refusals import answered
-from ..registry import API
-from ..replies import encoded
+
+routes = Routes()
 
 READ = (project_guard(policy.READ_MERGE_REQUEST),)
 # A request's commits and changes are the repository's code: read under the rule of every other
@@ -38,14 +40,14 @@ def single(method: str, suffix: str = "", **options):
 
     def register(handler):
         plural, singular = SINGLE_FORMS
-        API.add(method, plural + suffix, handler, **options)
+        routes.add(method, plural + suffix, handler, **options)
 
         @functools.wraps(handler)
         def twin(ctx: Ctx):
             return handler(ctx)
 
         twin.__name__ = twin.__qualname__ = handler.__name__ + "_singular_path"
-        API.add(method, singular + suffix, twin, **options)
+        routes.add(method, singular + suffix, twin, **options)
         return handler
 
     return register
@@ -61,7 +63,7 @@ def request_of(ctx: Ctx):
     return merge_requests.find(ctx.session, ctx.project_id, ctx.path_int("merge_request_id"))
 
 
-@API.get(
+@routes.get(
     LIST,
     guards=READ,
     paginated=True,
@@ -121,7 +123,7 @@ DESCRIPTION = Str("description", max_length=1_000_000, multiline=True, nullable=
 LABELS = Str("labels", max_length=10_000, nullable=True, doc="A comma-separated list of titles, none blank or holding & or ?")
 
 
-@API.post(
+@routes.post(
     LIST,
     guards=CREATE,
     params=(
