@@ -13,7 +13,7 @@ from codeyard.entities.merge_requests import comment as comment_entity
 from codeyard.entities.merge_requests import listed_merge_request
 from codeyard.entities.notes import note as note_entity
 from codeyard.git import diffs
-from codeyard.services import merge_requests as merge_request_service
+from codeyard.services.merge_requests import reads as merge_request_reads
 
 from ..support import QueryCounter, WorkingCopy, make_team
 
@@ -112,7 +112,7 @@ def test_the_read_path_reads_each_request_as_its_model_renders(api, rt, team, pr
 
     def from_model(mr_id: int) -> dict:  # the entity as a write's response renders it (in its transaction)
         with rt.db.session() as session:
-            row, author, assignee = now(merge_request_service.read_one(SessionReader(session), project.id, mr_id))
+            row, author, assignee = now(merge_request_reads.read_one(SessionReader(session), project.id, mr_id))
             return listed_merge_request(row, rt.view(), author, assignee, is_work_in_progress(row.title))
 
     for params, iids in (({}, [5, 4, 3, 2, 1]), ({"state": "opened"}, [2, 1]), ({"state": "closed"}, [3]),
