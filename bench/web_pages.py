@@ -73,7 +73,7 @@ with rt.db.transaction() as session:
     mr, check = records.create(session, rt, actor, demo, {"source_branch": "feature", "target_branch": "master",
                                                           "title": "Add instead", "description": "Some **text**"})
     for n in range(20):
-        notes.comment(session, rt, demo, actor, mr, f"Comment {n} with *emphasis*")
+        notes.comment_on_merge_request(session, rt, demo, actor, mr, f"Comment {n} with *emphasis*")
     mr_id = mr.id
     from codeyard.db.models import Pipeline
     from codeyard.services.ci import pipelines

@@ -55,7 +55,7 @@ async def read_comment(reader, project_id: int, mr_id: int, note_id: int) -> tup
     return row, joined_part(Contact, row, "author_")
 
 
-def comment(session: Session, rt, project: Project, actor, mr: MergeRequest, text: str) -> Note:
+def comment_on_merge_request(session: Session, rt, project: Project, actor, mr: MergeRequest, text: str) -> Note:
     """Add a comment (`:+1:` / `:-1:` count as votes): a `commented on` event and a Note Hook."""
     note = Note(project_id=project.id, merge_request_id=mr.id, author_id=actor.id, note=text)
     session.add(note)

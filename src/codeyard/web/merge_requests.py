@@ -95,7 +95,7 @@ def add_comment(ctx: Ctx) -> Response:
     text = form(ctx, "note")
     if not text.strip() or len(text) > MAX_COMMENT:
         raise BadRequest("A comment needs some text (at most 1,000,000 characters).")
-    note_service.comment(ctx.session, ctx.rt, p.project, ctx.actor, mr, text)
+    note_service.comment_on_merge_request(ctx.session, ctx.rt, p.project, ctx.actor, mr, text)
     return _back(ctx, p, mr)
 
 

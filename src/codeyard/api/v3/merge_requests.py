@@ -212,5 +212,5 @@ async def list_comments(ctx: Ctx) -> paging.Page[Comment]:
         params=(Str("note", required=True, max_length=1_000_000, multiline=True),),
         summary="Comment on a merge request; :+1: and :-1: count as votes")  # fmt: skip
 def add_comment(ctx: Ctx) -> Comment:
-    note = notes.comment(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["note"])
+    note = notes.comment_on_merge_request(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["note"])
     return comment_entity(note, ctx.view, note.author)

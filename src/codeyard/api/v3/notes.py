@@ -39,7 +39,7 @@ async def get_merge_request_note(ctx: Ctx) -> Note:
 @single("POST", "/notes", guards=CREATE, params=(BODY,),
         summary="Add a note to a merge request (as a comment: event, Note Hook; :+1: and :-1: are votes)")  # fmt: skip
 def create_merge_request_note(ctx: Ctx) -> Note:
-    row = notes.comment(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["body"])
+    row = notes.comment_on_merge_request(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["body"])
     return note_entity(row, ctx.view, row.author)
 
 

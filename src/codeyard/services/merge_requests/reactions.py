@@ -115,8 +115,7 @@ def refresh_after_push(rt, job) -> None:
                 hook(session, rt, session.get(Project, mr.target_project_id), user, mr, "update")
 
 
-
-
+# Job kinds are stored with queued jobs: they keep their names (so does AFTER_PUSH_KIND).
 MWBS_KIND = "merge_requests.merge_when_build_succeeds"
 
 

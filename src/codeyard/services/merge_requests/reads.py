@@ -102,7 +102,7 @@ _COMPARED = select(
 
 async def compared(reader, project_id: int, mr_id: int):
     """The (iid, target_branch, diff_base_sha, diff_head_sha) row of project PROJECT_ID's request
-    MR_ID: what its comparison needs (`comparer`, `comparison`), by one prebuilt statement through
+    MR_ID: what its comparison needs (`comparison.comparer`, `comparison.comparison`), by one prebuilt statement through
     READER; 404 `404 Not found` otherwise."""
     return await read_row(reader, _COMPARED, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
 

@@ -153,7 +153,7 @@ def _next_iid(session: Session, target: Project) -> int:
 
 def create(session: Session, rt, actor, source: Project, fields: dict[str, Any]) -> tuple[MergeRequest, StatusCheck]:
     """Record the request and its `opened` event; its head and status come from the check returned
-    (`run_check` with no transaction open, then `finish_check` fires the `open` hook)."""
+    (`status.run_check` with no transaction open, then `status.finish_check` fires the `open` hook)."""
     target = _target(session, actor, source, fields.get("target_project_id"))
     mr = MergeRequest(
         source_project_id=source.id,
