@@ -172,6 +172,16 @@ def test_validation(api, team, rt):
         assert session.query(MergeRequest).count() == 1
 
 
+def test_a_target_the_caller_cannot_read_is_missing(api, team, users, projects):
+    """The target project is loaded by the one loader: a private project of someone else is as
+    missing as a number naming nothing, and so is a number no id can be."""
+    project, dev = team.project, team.user("developer")
+    hidden = projects.create(users.create("stranger"))
+    for target in (hidden.id, 2**63, -1):
+        refused = _create(api, dev, project, target_project_id=target)
+        assert (refused.status_code, refused.json()) == (404, {"message": "404 Not Found"}), target
+
+
 def test_update_close_reopen(api, team, rt):
     project, dev = team.project, team.user("developer")
     mr = _create(api, dev, project).json()
