@@ -194,7 +194,8 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
     prebuilt statement, awaited on the loop)."""
     need = policy.PUSH_CODE if service == RECEIVE else policy.DOWNLOAD_CODE
     ident = loader.path_ident(ctx.path_params["namespace"], _project_path(ctx))
-    found = await loader.project_awaited(_reader(ctx), ident, user, (need,), access_of=_access, sign_in=True)
+    found = await loader.project(ctx.rt.db.loop, ident, user, (need,), member=not isinstance(user, BuildCredential),
+                                 access_of=_access, sign_in=True)  # fmt: skip
     if found.refusal is Refusal.UNAUTHENTICATED:
         raise GitUnauthorized()
     if found.refusal is Refusal.NOT_FOUND:
@@ -211,12 +212,6 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
 
 
 BUILD_ACCESS = policy.Access(frozenset({policy.READ_PROJECT, policy.DOWNLOAD_CODE}))
-
-
-def _reader(ctx: Ctx) -> loader.AwaitedReader:
-    """The loader's read path; a build's token is no member of anything."""
-    read = loader.loop_reader(ctx.rt.db)
-    return lambda ident, caller: read(ident, None if isinstance(caller, BuildCredential) else caller)
 
 
 def _access(user, row) -> policy.Access:

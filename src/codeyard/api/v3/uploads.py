@@ -53,7 +53,7 @@ def upload_file(ctx: Ctx) -> UploadResult:
 )
 async def serve_upload(ctx: Ctx):
     ident = loader.path_ident(ctx.path_params["namespace"], ctx.path_params["project"])
-    found = await loader.project_awaited(loader.loop_reader(ctx.rt.db), ident, ctx.actor)
+    found = await loader.project(ctx.rt.db.loop, ident, ctx.actor)
     if found.refusal is not None:
         raise NotFound()
     row, file_path, status = uploads.locate(ctx.session, ctx.rt, found.row.id, ctx.path_params["secret"], ctx.path_params["filename"])
