@@ -6,7 +6,7 @@ never finished), git writing the merge commit (`write_merge`) with no transactio
 merge recorded (`finish_merge`) or the request unlocked (`abandon_merge`). `accept` runs them with
 the commits between; its answer is an `Outcome`, and a refusal carries its reason (`Refused`),
 which each caller turns into its own answer: the API and the pages a status and message
-(api/refusals.py), the job a log line. The job that merges once a build succeeds is queued by
+(http/refusals.py), the job a log line. The job that merges once a build succeeds is queued by
 `reactions.pipeline_succeeded`.
 """
 
@@ -90,7 +90,7 @@ def trial_merge(rt, project: Project, mr: MergeRequest) -> Trial:
 
 class Refused(enum.Enum):
     """Why an accept, or the cancel of an automatic merge, was refused; each edge says it its own way
-    (`api/refusals.py` for the API and the pages, a log line for the jobs)."""
+    (`http/refusals.py` for the API and the pages, a log line for the jobs)."""
 
     GONE = "the request is gone"
     MAY_NOT_MERGE = "the caller may not push to the target branch"
