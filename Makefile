@@ -33,8 +33,10 @@ install: $(STAMP)
 serve: install
 	exec $(BIN)/codeyard serve --host $(HOST) --port $(PORT) --data-dir $(DATA) $(if $(WORKERS),--workers $(WORKERS)) --exit-with $$PPID
 
+# ruff, and the import layers of pyproject.toml's [tool.importlinter].
 lint: install
 	$(BIN)/ruff check src tests bench
+	$(BIN)/lint-imports
 
 test: install lint
 	$(BIN)/python -m pytest $(PYTEST_PROCESSES) $(PYTEST_ARGS)

@@ -34,7 +34,8 @@ from codeyard import config
 from codeyard.db import migrate
 from codeyard.git import storage
 from codeyard.runtime import Runtime
-from codeyard.services import credentials, merge_requests, projects, signin, users, web_sessions
+from codeyard.services import credentials, notes, projects, signin, users, web_sessions
+from codeyard.services.merge_requests import records, status
 cfg = config.load()
 migrate.upgrade(cfg.database_url)
 rt = Runtime(cfg)
@@ -69,10 +70,10 @@ with rt.db.transaction() as session:
     demo = session.get(Project, demo_id)
     projects.set_default_branch(session, rt, demo, "master")
     actor = session.get(User, alice.id)
-    mr, check = merge_requests.create(session, rt, actor, demo, {"source_branch": "feature", "target_branch": "master",
+    mr, check = records.create(session, rt, actor, demo, {"source_branch": "feature", "target_branch": "master",
                                                           "title": "Add instead", "description": "Some **text**"})
     for n in range(20):
-        merge_requests.comment(session, rt, demo, actor, mr, f"Comment {n} with *emphasis*")
+        notes.comment_on_merge_request(session, rt, demo, actor, mr, f"Comment {n} with *emphasis*")
     mr_id = mr.id
     from codeyard.db.models import Pipeline
     from codeyard.services.ci import pipelines
@@ -87,9 +88,9 @@ with rt.db.transaction() as session:
         pipelines.create_build(session, pipeline, spec, alice.id)
     pipelines.refresh_status(session, pipeline)
     pipeline_id = pipeline.id
-mergeable = merge_requests.run_check(check)  # git's part of the create, with no transaction open
+mergeable = status.run_check(check)  # git's part of the create, with no transaction open
 with rt.db.transaction() as session:
-    merge_requests.finish_check(session, rt, session.get(User, alice.id), check, mergeable)
+    status.finish_check(session, rt, session.get(User, alice.id), check, mergeable)
     _, cookie = web_sessions.start(session, signin.login_candidate(rt.db, alice.username))
 print(token, cookie, demo_id, mr_id, pipeline_id, head)
 """

@@ -20,14 +20,14 @@ from sqlalchemy.exc import IntegrityError
 from starlette.responses import Response
 
 from . import config as config_module
-from . import datadir, httpserver, metrics
-from .api import auth
-from .api.bodies import read_body
-from .api.context import Ctx
-from .api.params import validate
-from .api.replies import encode_result, json_body, send_json
-from .api.routing import MAX_TARGET, Router
+from . import datadir, metrics, routes
 from .errors import CodeyardError, Conflict, Forbidden, Unauthorized
+from .http import auth, server
+from .http.bodies import read_body
+from .http.context import Ctx
+from .http.params import validate
+from .http.replies import encode_result, json_body, send_json
+from .http.routing import MAX_TARGET, Router
 from .runtime import Runtime
 from .web import core as web
 
@@ -54,7 +54,7 @@ class CodeyardApp:
             if message["type"] == "lifespan.startup":
                 if self.owns_runtime:
                     self.rt.db.start_checkpointer()
-                    httpserver.watch_children_by_pidfd()
+                    server.watch_children_by_pidfd()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 metrics.requests.flush()
@@ -192,9 +192,7 @@ def error_response(ctx: Ctx, error: Exception) -> tuple[int, bytes, list[tuple[s
 
 
 def build_router() -> Router:
-    from .api import registry
-
-    return Router(registry.every_route())
+    return Router(routes.every_route())
 
 
 def create_app(config: config_module.Config | None = None) -> CodeyardApp:

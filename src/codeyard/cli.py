@@ -137,7 +137,7 @@ def _serve(config: config_module.Config, workers: int) -> None:
         host=config.host,
         port=config.port,
         workers=workers,
-        http="codeyard.httpserver:BoundedHttpToolsProtocol",
+        http="codeyard.http.server:BoundedHttpToolsProtocol",
         ws="none",  # no WebSocket routes: an upgrade request is served as plain HTTP
         loop=SERVER_LOOP,
         access_log=False,
@@ -244,9 +244,9 @@ def admin() -> None:
 @click.option("--data-dir", default=None, help="Data directory (default ./data).")
 def create_user(username: str, email: str, name: str, password: str | None, is_admin: bool, data_dir: str | None) -> None:
     """Create a user."""
-    from .api.params import validate
     from .api.v3.users import CREATE_PARAMS, fields_from
     from .errors import CodeyardError
+    from .http.params import validate
     from .runtime import Runtime
     from .services import users
 

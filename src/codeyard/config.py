@@ -43,7 +43,7 @@ class Config:
     secret_key: str | None = None  # CODEYARD_SECRET_KEY; else <data dir>/secret_key, created on first use
     # CODEYARD_RUNNER_TOKEN: the shared runners' registration token, taken on first use (else derived).
     runner_token: str | None = None
-    # The HTTP edge (codeyard.httpserver): seconds to send a request head, seconds between two
+    # The HTTP edge (codeyard.http.server): seconds to send a request head, seconds between two
     # pieces of a request body, open connections per server process.
     header_timeout: float = 20.0
     body_timeout: float = 60.0

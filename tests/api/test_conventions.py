@@ -7,10 +7,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from starlette.testclient import TestClient
 
-from codeyard.api.params import Int, Str
-from codeyard.api.routing import Registry, Router
 from codeyard.app import CodeyardApp
 from codeyard.errors import Conflict
+from codeyard.http.params import Int, Str
+from codeyard.http.routing import Router, Routes
 
 
 def test_unknown_route_is_404_json(api, users):
@@ -80,19 +80,19 @@ def test_missing_required_parameter_message(api, admin):
     assert response.json() == {"message": '400 (Bad request) "username" not given'}
 
 
-def _app_with(rt, registry: Registry) -> TestClient:
-    app = CodeyardApp(rt, Router(registry.routes), owns_runtime=False)
+def _app_with(rt, routes: Routes) -> TestClient:
+    app = CodeyardApp(rt, Router(routes.routes), owns_runtime=False)
     return TestClient(app, raise_server_exceptions=False)
 
 
 def test_unexpected_exception_is_500_without_traceback(rt, caplog):
-    registry = Registry()
+    routes = Routes()
 
-    @registry.get("/boom", auth="none")
+    @routes.get("/boom", auth="none")
     def boom(ctx):
         raise RuntimeError("secret internals")
 
-    response = _app_with(rt, registry).get("/boom")
+    response = _app_with(rt, routes).get("/boom")
     assert response.status_code == 500
     assert response.json() == {"message": "500 Internal Server Error"}
     assert "secret" not in response.text
@@ -100,9 +100,9 @@ def test_unexpected_exception_is_500_without_traceback(rt, caplog):
 
 
 def test_lost_uniqueness_race_is_409(rt):
-    registry = Registry()
+    routes = Routes()
 
-    @registry.post("/dup", auth="none")
+    @routes.post("/dup", auth="none")
     def dup(ctx):
         from codeyard.db.models import Namespace
 
@@ -110,7 +110,7 @@ def test_lost_uniqueness_race_is_409(rt):
             ctx.session.add(Namespace(path="same", name="same", kind="group"))
         ctx.session.flush()
 
-    response = _app_with(rt, registry).post("/dup")
+    response = _app_with(rt, routes).post("/dup")
     assert response.status_code == 409
     assert response.json() == {"message": "409 Conflict"}
 
@@ -118,27 +118,27 @@ def test_lost_uniqueness_race_is_409(rt):
 def test_domain_error_rolls_back_the_transaction(rt):
     from codeyard.db.models import Namespace
 
-    registry = Registry()
+    routes = Routes()
 
-    @registry.post("/half", auth="none")
+    @routes.post("/half", auth="none")
     def half(ctx):
         ctx.session.add(Namespace(path="halfway", name="halfway", kind="group"))
         ctx.session.flush()
         raise Conflict("nope")
 
-    assert _app_with(rt, registry).post("/half").status_code == 409
+    assert _app_with(rt, routes).post("/half").status_code == 409
     with rt.db.session() as session:
         assert session.query(Namespace).filter_by(path="halfway").count() == 0
 
 
 def test_validation_errors_are_collected_per_field(rt):
-    registry = Registry()
+    routes = Routes()
 
-    @registry.post("/check", auth="none", params=(Int("count", minimum=0), Str("word", max_length=3)))
+    @routes.post("/check", auth="none", params=(Int("count", minimum=0), Str("word", max_length=3)))
     def check(ctx):
         return ctx.args
 
-    client = _app_with(rt, registry)
+    client = _app_with(rt, routes)
     response = client.post("/check", json={"count": "many", "word": "toolong"})
     assert response.status_code == 400
     assert response.json() == {
@@ -148,13 +148,13 @@ def test_validation_errors_are_collected_per_field(rt):
 
 
 def test_body_over_the_limit_is_413(rt):
-    registry = Registry()
+    routes = Routes()
 
-    @registry.post("/small", auth="none", max_body=10)
+    @routes.post("/small", auth="none", max_body=10)
     def small(ctx):
         return ctx.body
 
-    client = _app_with(rt, registry)
+    client = _app_with(rt, routes)
     response = client.post("/small", content=b'{"a": "0123456789"}', headers={"Content-Type": "application/json"})
     assert response.status_code == 413
     assert response.json() == {"message": "413 Request Entity Too Large"}

@@ -14,7 +14,7 @@ from codeyard.db.models import Job, MergeRequest
 from codeyard.git import merge_refs
 from codeyard.git.storage import repository_path
 from codeyard.jobs.worker import Worker
-from codeyard.services import merge_requests as service
+from codeyard.services.merge_requests import status as service
 
 from .test_merge_requests import _create
 from .test_merge_requests import team as team

@@ -11,7 +11,7 @@ from sqlalchemy import update
 from codeyard.db.models import Event, Job, MergeRequest, Project, User
 from codeyard.jobs.worker import Worker
 from codeyard.services import access, events
-from codeyard.services import merge_accept as service
+from codeyard.services.merge_requests import accept as service
 
 from . import test_merge_request_accept as accepting
 from .test_merge_request_accept import _accept, _open, _rev

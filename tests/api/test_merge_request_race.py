@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from codeyard.db.models import MergeRequest, Project, User
-from codeyard.services import merge_requests as service
+from codeyard.services.merge_requests import records, status
 
 from . import test_merge_request_accept as accepting
 
@@ -28,10 +28,10 @@ def test_concurrent_creates_get_distinct_iids(rt, team):
             with rt.db.transaction() as session:  # as the API: record, git with no transaction, record the status
                 project, actor = session.get(Project, team.project.id), session.get(User, team.user("developer").id)
                 fields = {"source_branch": f"race-{n}", "target_branch": "master", "title": f"Race {n}"}
-                _, check = service.create(session, rt, actor, project, fields)
-            mergeable = service.run_check(check)
+                _, check = records.create(session, rt, actor, project, fields)
+            mergeable = status.run_check(check)
             with rt.db.transaction() as session:
-                created.append(service.finish_check(session, rt, session.get(User, actor.id), check, mergeable).id)
+                created.append(status.finish_check(session, rt, session.get(User, actor.id), check, mergeable).id)
         except Exception as error:  # reported below, with the others
             errors.append(repr(error))
 

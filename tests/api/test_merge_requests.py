@@ -13,7 +13,7 @@ from codeyard.entities.merge_requests import comment as comment_entity
 from codeyard.entities.merge_requests import listed_merge_request
 from codeyard.entities.notes import note as note_entity
 from codeyard.git import diffs
-from codeyard.services import merge_requests as merge_request_service
+from codeyard.services.merge_requests import reads as merge_request_reads
 
 from ..support import QueryCounter, WorkingCopy, make_team
 
@@ -112,7 +112,7 @@ def test_the_read_path_reads_each_request_as_its_model_renders(api, rt, team, pr
 
     def from_model(mr_id: int) -> dict:  # the entity as a write's response renders it (in its transaction)
         with rt.db.session() as session:
-            row, author, assignee = now(merge_request_service.read_one(SessionReader(session), project.id, mr_id))
+            row, author, assignee = now(merge_request_reads.read_one(SessionReader(session), project.id, mr_id))
             return listed_merge_request(row, rt.view(), author, assignee, is_work_in_progress(row.title))
 
     for params, iids in (({}, [5, 4, 3, 2, 1]), ({"state": "opened"}, [2, 1]), ({"state": "closed"}, [3]),
@@ -170,6 +170,16 @@ def test_validation(api, team, rt):
     assert _create(api, dev, project, target_project_id=999999).status_code == 404
     with rt.db.transaction() as session:
         assert session.query(MergeRequest).count() == 1
+
+
+def test_a_target_the_caller_cannot_read_is_missing(api, team, users, projects):
+    """The target project is loaded by the one loader: a private project of someone else is as
+    missing as a number naming nothing, and so is a number no id can be."""
+    project, dev = team.project, team.user("developer")
+    hidden = projects.create(users.create("stranger"))
+    for target in (hidden.id, 2**63, -1):
+        refused = _create(api, dev, project, target_project_id=target)
+        assert (refused.status_code, refused.json()) == (404, {"message": "404 Not Found"}), target
 
 
 def test_update_close_reopen(api, team, rt):

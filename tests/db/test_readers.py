@@ -11,7 +11,8 @@ import pytest
 
 from codeyard.db.models import ProjectMember, utcnow
 from codeyard.db.readers import OverlappingWrite, SessionReader, SuspendedRead, now
-from codeyard.services import members, merge_requests
+from codeyard.services import members
+from codeyard.services.merge_requests import reads
 
 from .test_storage import RENAME
 
@@ -51,7 +52,7 @@ def test_now_refuses_a_read_that_waits(rt, users, projects):
 
     async def attempt():
         with pytest.raises(SuspendedRead):
-            now(merge_requests.read_page(rt.db.loop, made.id, state=None, order_by="created_at", sort="desc",
+            now(reads.read_page(rt.db.loop, made.id, state=None, order_by="created_at", sort="desc",
                                          offset=0, limit=20))  # fmt: skip
 
     asyncio.run(attempt())

@@ -19,8 +19,8 @@ import orjson
 import pytest
 import requests
 
-from codeyard.api.bodies import MAX_BODY
-from codeyard.httpserver import LINGER
+from codeyard.http.routing import MAX_BODY
+from codeyard.http.server import LINGER
 
 from .state import snapshot
 

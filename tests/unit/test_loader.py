@@ -45,11 +45,8 @@ def test_a_path_with_a_slash_in_a_segment_names_nothing_and_reads_nothing():
     assert loader.path_ident("group", "project") == "group/project"
     assert loader.path_ident("a/b", "c") is None and loader.path_ident("a", "b/c") is None
 
-    def read(_ident, _caller):
-        raise AssertionError("read")
+    class Unread:
+        async def first(self, _statement, _params):
+            raise AssertionError("read")
 
-    async def read_awaited(_ident, _caller):
-        raise AssertionError("read")
-
-    assert loader.project(read, None, SOMEONE).refusal is Refusal.NOT_FOUND
-    assert asyncio.run(loader.project_awaited(read_awaited, None, SOMEONE)).refusal is Refusal.NOT_FOUND
+    assert asyncio.run(loader.project(Unread(), None, SOMEONE)).refusal is Refusal.NOT_FOUND

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from codeyard.git import merge_refs
-from codeyard.services import merge_accept
+from codeyard.services.merge_requests import accept as merge_accept
 
 
 def git(path, *args) -> str:

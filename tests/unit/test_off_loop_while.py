@@ -9,7 +9,7 @@ import threading
 import pytest
 from sqlalchemy import text
 
-from codeyard.api.context import Ctx
+from codeyard.http.context import Ctx
 
 
 def request(rt) -> Ctx:

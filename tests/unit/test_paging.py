@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from codeyard.api import paging
+from codeyard.http import paging
 
 
 def _ctx(query: str):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from codeyard.api.params import (
+from codeyard.errors import Invalid, MissingParam
+from codeyard.http.params import (
     Bool,
     Choice,
     Email,
@@ -19,7 +20,6 @@ from codeyard.api.params import (
     parse_query,
     validate,
 )
-from codeyard.errors import Invalid, MissingParam
 
 
 def test_rack_style_keys():
@@ -128,7 +128,7 @@ def test_checks_report_every_reason_with_the_other_fields():
 
 
 def test_markup_is_refused_in_names_and_emails():
-    from codeyard.api.params import plain_text
+    from codeyard.http.params import plain_text
 
     declared = (Str("name", check=plain_text), Email("email"))
     assert validate(declared, {"name": "Ada O'Neil & co", "email": "ada@example.com"})["name"] == "Ada O'Neil & co"

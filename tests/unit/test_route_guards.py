@@ -8,7 +8,7 @@ web pages' `web.projects.load`, git's `authorize`, `serve_upload`), or be on ALL
 the reason. A route added without either fails here.
 
 "Reaches" is read from the code: the functions a handler names, and theirs in turn, within
-codeyard, down to `loader.project`, `loader.project_awaited` or `loader.group`.
+codeyard, down to `loader.project` or `loader.group`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import inspect
 import re
 import types
 
-from codeyard.api.registry import every_route
+from codeyard.routes import every_route
 from codeyard.services import loader
 
 SUBJECT = re.compile(r"/projects/:|/fork/:|/groups/:|^/:namespace/:project(/|$)")
-ENTRY_POINTS = {loader.project.__code__, loader.project_awaited.__code__, loader.group.__code__}
+ENTRY_POINTS = {loader.project.__code__, loader.group.__code__}
 
 # Routes under a project or group that do not load it, each with the reason.
 ALLOWED: dict[tuple[str, str], str] = {}

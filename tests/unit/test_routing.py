@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeyard.api.routing import Registry, Router
+from codeyard.http.routing import Router, Routes, mount
 
 
 def handler(name):
@@ -17,7 +17,7 @@ def handler(name):
 
 @pytest.fixture
 def router():
-    r = Registry(prefix="/api")
+    r = Routes()
     for method, template in [
         ("GET", "/projects"),
         ("POST", "/projects"),
@@ -29,7 +29,7 @@ def router():
         ("DELETE", "/projects/:id/branches/*branch"),
     ]:
         r.add(method, template, handler(f"{method} {template}"))
-    return Router(r.routes)
+    return Router(mount("/api", r))
 
 
 def name_of(match):
@@ -82,22 +82,22 @@ def test_head_uses_get_and_json_suffix(router):
 
 
 def test_json_suffix_beats_a_parameter_route_of_another_method():
-    r = Registry(prefix="/ci")
+    r = Routes()
     for method, template in [("POST", "/builds/register"), ("PUT", "/builds/:id")]:
         r.add(method, template, handler(f"{method} {template}"))
-    router = Router(r.routes)
+    router = Router(mount("/ci", r))
     assert name_of(router.match("POST", "/ci/builds/register.json")) == "POST /builds/register"
     assert router.match("PUT", "/ci/builds/register.json").params == {"id": "register.json"}
     assert router.match("GET", "/ci/builds/register.json").allowed == ("PUT",)
 
 
 def test_declaring_a_route_twice_or_clashing_names_fails():
-    r = Registry()
+    r = Routes()
     r.add("GET", "/a/:id", handler("one"))
     r.add("GET", "/a/:id", handler("two"))
     with pytest.raises(ValueError, match="declared twice"):
         Router(r.routes)
-    r = Registry()
+    r = Routes()
     r.add("GET", "/a/:id", handler("one"))
     r.add("PUT", "/a/:other", handler("two"))
     with pytest.raises(ValueError, match="clashes"):
@@ -105,7 +105,7 @@ def test_declaring_a_route_twice_or_clashing_names_fails():
 
 
 def test_at_most_one_greedy_parameter_per_template():
-    r = Registry()
+    r = Routes()
     r.add("GET", "/a/*one/b/*two", handler("one"))
     with pytest.raises(ValueError, match="at most one"):
         Router(r.routes)

@@ -8,9 +8,9 @@ from typing import Any, TypedDict
 import httpx
 import pytest
 
-from codeyard.api.paging import Page
-from codeyard.api.replies import Reply
 from codeyard.api.schemas import schema_of
+from codeyard.http.paging import Page
+from codeyard.http.replies import Reply
 from tests.support import response_schemas
 
 

@@ -17,12 +17,15 @@ from ..db.models.ci import FAILED, RUNNING, SUCCESS
 from ..entities import runners as runner_entities
 from ..entities.runners import Registration, RunnerJob, RunnerRecord, TempPath
 from ..errors import BadRequest, CodeyardError, Forbidden, NotFound, PayloadTooLarge, RecordNotFound
+from ..http.bodies import BodyStream
+from ..http.context import Ctx
+from ..http.downloads import artifacts_response
+from ..http.params import Any_, File, Int, Str
+from ..http.routing import Routes
 from ..services.ci import artifacts, builds, handout, queue, runners, traces
-from .bodies import BodyStream
-from .context import Ctx
-from .downloads import artifacts_response
-from .params import Any_, File, Int, Str
-from .registry import API, WEB
+
+routes = Routes()
+root_routes = Routes()  # mounted at the root, outside the API
 
 V1 = "/ci/api/v1"
 TRACE_BODY = traces.MAX_SIZE + 64 * 1024  # a whole trace in a JSON or form body
@@ -33,8 +36,8 @@ def runner_route(method: str, template: str, **options):
     """Declare a runner endpoint at `/ci/api/v1<TEMPLATE>` and `/api/v3/ci<TEMPLATE>`."""
 
     def register(handler):
-        WEB.add(method, V1 + template, handler, auth="none", tags=("runners",), **options)
-        API.add(method, "/ci" + template, handler, auth="none", tags=("runners",), **options)
+        root_routes.add(method, V1 + template, handler, auth="none", tags=("runners",), **options)
+        routes.add(method, "/ci" + template, handler, auth="none", tags=("runners",), **options)
         return handler
 
     return register
@@ -195,13 +198,13 @@ def _runners_build(ctx: Ctx) -> Build:
     return build
 
 
-@WEB.route("PATCH", V1 + "/builds/:id/trace.txt", kind="raw", auth="none", tags=("runners",),
+@root_routes.route("PATCH", V1 + "/builds/:id/trace.txt", kind="raw", auth="none", tags=("runners",),
            summary="Append to a build's trace (build token; Content-Range: <start>-<end>); 202, 416 with Range on a mismatch")  # fmt: skip
 async def append_trace(ctx: Ctx, receive, send) -> None:
     await _append_trace(ctx, receive, send)
 
 
-@API.route("PATCH", "/ci/builds/:id/trace.txt", kind="raw", auth="none", tags=("runners",),
+@routes.route("PATCH", "/ci/builds/:id/trace.txt", kind="raw", auth="none", tags=("runners",),
            summary="Append to a build's trace (build token; Content-Range: <start>-<end>); 202, 416 with Range on a mismatch")  # fmt: skip
 async def append_trace_v3(ctx: Ctx, receive, send) -> None:
     await _append_trace(ctx, receive, send)

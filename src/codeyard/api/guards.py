@@ -10,12 +10,13 @@ from __future__ import annotations
 from sqlalchemy import Row
 
 from ..db.models import Project
+from ..db.readers import now
 from ..errors import Forbidden, NotFound
+from ..http.context import Ctx
 from ..policies import projects as policy
 from ..policies.projects import Access
 from ..services import loader
 from ..services.loader import Refusal
-from .context import Ctx
 
 
 def refused(refusal: Refusal, not_found: str = "Project") -> Exception:
@@ -32,14 +33,14 @@ def _checked(found: loader.Loaded, not_found: str) -> tuple[Row, Access]:
 def find_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[Row, Access]:
     """(entity row, access) of the project named by the path parameter PARAM, if the caller can read
     it: one prebuilt statement on the fast path (`project_reads.find`), no ORM."""
-    found = loader.project(loader.fast_reader(ctx.rt.db), ctx.path_params[param], ctx.actor)
+    found = now(loader.project(ctx.rt.db.fast, ctx.path_params[param], ctx.actor))
     return _checked(found, not_found)
 
 
 async def find_project_awaited(ctx: Ctx, param: str = "id", not_found: str = "Project", needed=()) -> tuple[Row, Access]:
-    """`find_project` for a coroutine: `project_reads.find_awaited` (PostgreSQL's round trip does
+    """`find_project` for a coroutine: awaited on `db.loop` (PostgreSQL's round trip does
     not hold the loop); 403 unless the caller has every ability in NEEDED."""
-    found = await loader.project_awaited(loader.loop_reader(ctx.rt.db), ctx.path_params[param], ctx.actor, needed)
+    found = await loader.project(ctx.rt.db.loop, ctx.path_params[param], ctx.actor, needed)
     return _checked(found, not_found)
 
 

@@ -6,11 +6,13 @@ Errors follow RFC 6749 (`error`, `error_description`) and carry the API's `messa
 from __future__ import annotations
 
 from ..errors import CodeyardError, Unauthorized
+from ..http.context import Ctx
+from ..http.params import Str
+from ..http.replies import Reply
+from ..http.routing import Routes
 from ..services import credentials, signin
-from .context import Ctx
-from .params import Str
-from .registry import WEB
-from .replies import Reply
+
+routes = Routes()
 
 
 def _oauth_error(status: int, error: str, description: str) -> Reply:
@@ -21,7 +23,7 @@ def _oauth_error(status: int, error: str, description: str) -> Reply:
     )
 
 
-@WEB.post(
+@routes.post(
     "/oauth/token",
     auth="none",
     summary="Issue an OAuth access token for a username and password (grant_type=password)",

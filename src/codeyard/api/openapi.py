@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from .routing import Route
+from ..http.context import Ctx
+from ..http.routing import Route
 from .schemas import response_schema
 
 SEGMENT = re.compile(r"[:*](\w+)")
@@ -14,6 +15,16 @@ ERROR_SCHEMA = {
     "properties": {"message": {"oneOf": [{"type": "string"}, {"type": "object"}]}},
     "required": ["message"],
 }
+
+
+def with_document(prefix: str, routes: list[Route]) -> list[Route]:
+    """ROUTES and `GET PREFIX/openapi.json`, their document (which lists itself too)."""
+
+    def openapi(ctx: Ctx) -> dict:
+        return document(documented, ctx.base_url)
+
+    documented = [*routes, Route("GET", prefix + "/openapi.json", openapi, auth="none", summary="This API's OpenAPI document")]
+    return documented
 
 
 def document(routes: list[Route], base_url: str) -> dict:

@@ -14,9 +14,9 @@ import types
 import typing
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
-from .paging import Page
-from .replies import Reply
-from .routing import Route
+from ..http.paging import Page
+from ..http.replies import Reply
+from ..http.routing import Route
 
 SCALARS = {str: "string", int: "integer", bool: "boolean", float: "number", type(None): "null"}
 

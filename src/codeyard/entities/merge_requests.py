@@ -44,7 +44,7 @@ class MergeRequestChanges(MergeRequest):
 
 
 def listed_merge_request(row, view: View, author, assignee, work_in_progress: bool, with_iid: bool = True) -> MergeRequest:
-    """ROW is a row of `services.merge_requests.read_page`: the request's columns, its timestamps
+    """ROW is a row of `services.merge_requests.reads.read_page`: the request's columns, its timestamps
     the API's text, and its vote counts; AUTHOR and ASSIGNEE None or their columns."""
     return _merge_request(row, view, (row.upvotes, row.downvotes), author, assignee, work_in_progress, with_iid)
 

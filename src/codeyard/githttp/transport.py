@@ -32,8 +32,6 @@ import zlib
 from pathlib import Path
 
 from .. import datadir, githooks, metrics
-from ..api.context import Ctx
-from ..api.registry import WEB
 from ..errors import (
     BadRequest,
     CodeyardError,
@@ -44,10 +42,14 @@ from ..errors import (
     UnsupportedMediaType,
 )
 from ..git import storage
+from ..http.context import Ctx
+from ..http.routing import Routes
 from ..policies import projects as policy
 from ..services import loader, project_reads, protected_branches, push_journal
 from ..services.loader import Refusal
 from .credentials import BadCredentials, BuildCredential, user_for
+
+routes = Routes()
 
 log = logging.getLogger("codeyard.githttp")
 
@@ -103,7 +105,7 @@ async def send_text(send, status: int, message: str, headers: dict) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-@WEB.get("/:namespace/:project/info/refs", kind="raw", auth="none", summary="git smart HTTP: ref advertisement")
+@routes.get("/:namespace/:project/info/refs", kind="raw", auth="none", summary="git smart HTTP: ref advertisement")
 @text_errors
 async def info_refs(ctx: Ctx, receive, send):
     service = ctx.query.get("service")
@@ -112,13 +114,13 @@ async def info_refs(ctx: Ctx, receive, send):
     await serve(ctx, receive, send, service)
 
 
-@WEB.post("/:namespace/:project/git-upload-pack", kind="raw", auth="none", summary="git smart HTTP: fetch and clone")
+@routes.post("/:namespace/:project/git-upload-pack", kind="raw", auth="none", summary="git smart HTTP: fetch and clone")
 @text_errors
 async def upload_pack(ctx: Ctx, receive, send):
     await serve(ctx, receive, send, UPLOAD)
 
 
-@WEB.post("/:namespace/:project/git-receive-pack", kind="raw", auth="none", summary="git smart HTTP: push")
+@routes.post("/:namespace/:project/git-receive-pack", kind="raw", auth="none", summary="git smart HTTP: push")
 @text_errors
 async def receive_pack(ctx: Ctx, receive, send):
     await serve(ctx, receive, send, RECEIVE)
@@ -192,7 +194,8 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
     prebuilt statement, awaited on the loop)."""
     need = policy.PUSH_CODE if service == RECEIVE else policy.DOWNLOAD_CODE
     ident = loader.path_ident(ctx.path_params["namespace"], _project_path(ctx))
-    found = await loader.project_awaited(_reader(ctx), ident, user, (need,), access_of=_access, sign_in=True)
+    found = await loader.project(ctx.rt.db.loop, ident, user, (need,), member=not isinstance(user, BuildCredential),
+                                 access_of=_access, sign_in=True)  # fmt: skip
     if found.refusal is Refusal.UNAUTHENTICATED:
         raise GitUnauthorized()
     if found.refusal is Refusal.NOT_FOUND:
@@ -209,12 +212,6 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
 
 
 BUILD_ACCESS = policy.Access(frozenset({policy.READ_PROJECT, policy.DOWNLOAD_CODE}))
-
-
-def _reader(ctx: Ctx) -> loader.AwaitedReader:
-    """The loader's read path; a build's token is no member of anything."""
-    read = loader.loop_reader(ctx.rt.db)
-    return lambda ident, caller: read(ident, None if isinstance(caller, BuildCredential) else caller)
 
 
 def _access(user, row) -> policy.Access:

@@ -10,12 +10,13 @@ idempotent.
 
 from __future__ import annotations
 
-from ..services import merge_accept, merge_requests, webhooks
+from ..services import webhooks
+from ..services.merge_requests import accept, reactions, status
 
 HANDLERS = {
     webhooks.KIND: webhooks.deliver,
-    merge_accept.SETTLE_KIND: merge_accept.settle_lock,
-    merge_requests.AFTER_PUSH_KIND: merge_requests.refresh_after_push,
-    merge_requests.CHECK_KIND: merge_requests.check_later,
-    merge_requests.MWBS_KIND: merge_accept.merge_when_build_succeeded,
+    accept.SETTLE_KIND: accept.settle_lock,
+    reactions.AFTER_PUSH_KIND: reactions.refresh_after_push,
+    status.CHECK_KIND: status.check_later,
+    reactions.MWBS_KIND: accept.merge_when_build_succeeded,
 }

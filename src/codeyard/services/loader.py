@@ -10,15 +10,15 @@ page's plain 404, git's 401 asking for credentials):
 - UNAUTHENTICATED: an anonymous caller refused either way, when the edge asks anonymous callers to
   sign in (`sign_in=True`: git) rather than telling them a project is missing or closed.
 
-Reading is the caller's choice of reader, judging is one function: `project` takes a reader that
-returns the row (the fast path, or the request's session for forms), `project_awaited` one that is
-awaited (PostgreSQL's round trip does not hold the event loop).
+Reading is the caller's choice of reader (`db/readers.py`: `db.loop` awaited on the event loop,
+`db.fast`, or the request's session `ctx.reader` for forms, those two run by sync callers with
+`readers.now`); judging is one function.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from ..policies import groups as group_policy
@@ -50,8 +50,6 @@ class LoadedGroup(NamedTuple):
     refusal: Refusal | None = None
 
 
-Reader = Callable[[str, Any], Any]  # (ident, caller) -> a `project_reads` row or None
-AwaitedReader = Callable[[str, Any], Awaitable[Any]]
 AccessOf = Callable[[Any, Any], policy.Access]  # (caller, row) -> access
 
 
@@ -63,15 +61,13 @@ def path_ident(namespace: str, path: str) -> str | None:
     return f"{namespace}/{path}"
 
 
-def project(read: Reader, ident: str | None, caller, needed: Iterable[str] = (), **how) -> Loaded:
-    """The project IDENT (an id or `namespace/path`; None names nothing) as READ finds it, judged
-    for CALLER (`judge`)."""
-    return judge(caller, read(ident, caller) if ident is not None else None, needed, **how)
-
-
-async def project_awaited(read: AwaitedReader, ident: str | None, caller, needed: Iterable[str] = (), **how) -> Loaded:
-    """`project` with a reader that is awaited."""
-    return judge(caller, await read(ident, caller) if ident is not None else None, needed, **how)
+async def project(reader, ident: str | None, caller, needed: Iterable[str] = (), *, member: bool = True,
+                  **how) -> Loaded:  # fmt: skip
+    """The project IDENT (an id or `namespace/path`; None names nothing) as READER (`db/readers.py`)
+    finds it with CALLER's memberships (none unless MEMBER: git's build tokens are members of
+    nothing), judged for CALLER (`judge`)."""
+    row = await project_reads.find(reader, ident, caller if member else None) if ident is not None else None
+    return judge(caller, row, needed, **how)
 
 
 def judge(caller, row, needed: Iterable[str] = (), access_of: AccessOf = project_reads.access, sign_in: bool = False) -> Loaded:
@@ -100,21 +96,3 @@ async def group(db, ident: str, caller, needed: Iterable[str] = ()) -> LoadedGro
     if not all(ability in found for ability in needed):
         return LoadedGroup(row, found, Refusal.FORBIDDEN)
     return LoadedGroup(row, found)
-
-
-# Readers of `project_reads`, bound to a database or a session by the edges.
-
-
-def fast_reader(db) -> Reader:
-    """The fast path (`project_reads.find`): no session, no transaction."""
-    return lambda ident, caller: project_reads.find(db, ident, caller)
-
-
-def loop_reader(db) -> AwaitedReader:
-    """The read path on the event loop (`project_reads.find_awaited`)."""
-    return lambda ident, caller: project_reads.find_awaited(db, ident, caller)
-
-
-def session_reader(session) -> Reader:
-    """In SESSION's transaction (`project_reads.find_in`): it sees the transaction's changes."""
-    return lambda ident, caller: project_reads.find_in(session, ident, caller)

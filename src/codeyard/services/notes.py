@@ -1,16 +1,19 @@
-"""Notes: the notes resource of merge requests (the same rows as their `comments`) and comments on
-commits, optionally on one line of the commit's diff (reference 4.8, 10.8; GitLab 8.6 commits API)."""
+"""Notes: comments on merge requests (their `comments` and their notes resource are the same rows;
+`:+1:` / `:-1:` count as votes) and comments on commits, optionally on one line of the commit's
+diff (reference 4.8, 10.8; GitLab 8.6 commits API). The system notes a request's changes leave are
+written by `merge_requests.trail`."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
 
-from sqlalchemy import Integer, String, bindparam
+from sqlalchemy import Integer, String, bindparam, literal
 from sqlalchemy.orm import Session, aliased, joinedload
 
 from ..db.models import MergeRequest, Note, Project, User, is_id
-from ..db.queries import api_text, joined_columns, joined_part, page_statements, read_page
+from ..db.models.merge_requests import MERGE_REQUEST_NOTE
+from ..db.queries import api_text, joined_columns, joined_part, page_statements, read_page, read_row
 from ..entities import merge_request_hooks as hook_entities
 from ..entities.commits import title as commit_title
 from ..errors import Forbidden, RecordNotFound
@@ -18,7 +21,50 @@ from ..git import diffs, repo
 from ..policies import projects as policy
 from . import events, webhooks
 from .identity import CONTACT_FIELDS, Contact
+from .merge_requests import reads as mr_reads
+from .merge_requests import trail
 from .repository import ProjectRef, path_of, reading
+
+# --- comments on merge requests ------------------------------------------------------------------
+
+_NOTE_AUTHOR = aliased(User, name="note_author")
+_COMMENT_COLUMNS = (
+    Note.id, Note.note, Note.system, Note.merge_request_id, literal(MERGE_REQUEST_NOTE).label("noteable_type"),
+    api_text(Note.created_at, "created_at"), *joined_columns(_NOTE_AUTHOR, CONTACT_FIELDS, "author_"),
+)  # fmt: skip
+_COMMENTS = page_statements(
+    _COMMENT_COLUMNS, Note.__table__.outerjoin(_NOTE_AUTHOR, _NOTE_AUTHOR.id == Note.author_id),
+    [Note.merge_request_id == bindparam("mr_id", type_=Integer)], (Note.id.asc(),),
+)  # fmt: skip
+_ONE_COMMENT = _COMMENTS[1].order_by(None).limit(None).offset(None).where(Note.id == bindparam("note_id", type_=Integer))
+
+
+async def read_comments(reader, project_id: int, mr_id: int, offset: int, limit: int) -> tuple[int, list[tuple]]:
+    """Project PROJECT_ID's request MR_ID's comments, oldest first (404 `404 Not found` without the
+    request): (total, [(row, author)] of one page), the author None or its columns (`Contact`)."""
+    await mr_reads.require(reader, project_id, mr_id)
+    total, rows = await read_page(reader, _COMMENTS, {"mr_id": mr_id, "offset": offset, "limit": limit})
+    return total, [(row, joined_part(Contact, row, "author_")) for row in rows]
+
+
+async def read_comment(reader, project_id: int, mr_id: int, note_id: int) -> tuple:
+    """(row, author) of comment NOTE_ID on project PROJECT_ID's request MR_ID, as `read_comments`
+    gives them; 404 `404 Not found` without the request or the comment."""
+    await mr_reads.require(reader, project_id, mr_id)
+    row = await read_row(reader, _ONE_COMMENT, {"mr_id": mr_id, "note_id": note_id}, note_id, RecordNotFound)
+    return row, joined_part(Contact, row, "author_")
+
+
+def comment_on_merge_request(session: Session, rt, project: Project, actor, mr: MergeRequest, text: str) -> Note:
+    """Add a comment (`:+1:` / `:-1:` count as votes): a `commented on` event and a Note Hook."""
+    note = Note(project_id=project.id, merge_request_id=mr.id, author_id=actor.id, note=text)
+    session.add(note)
+    session.flush()
+    events.record(session, project, actor.id, events.COMMENTED, target_id=note.id, target_type="Note", title=mr.title)
+    view = rt.view()
+    payload = hook_entities.note_payload(view, actor, project, mr, trail.attributes(session, rt, view, mr), note)
+    webhooks.trigger(session, project.id, "note_events", payload)
+    return note
 
 
 def merge_request_note(session: Session, mr: MergeRequest, note_id: int) -> Note:

@@ -1,7 +1,7 @@
 """What a service answers when it does not do what it was asked: a refusal with its reason.
 
 Services say why; the edges say how: the API turns a reason into a status and a message, the web
-pages into an error page, a job into a log line (see `api/refusals.py`)."""
+pages into an error page, a job into a log line (see `http/refusals.py`)."""
 
 from __future__ import annotations
 

@@ -160,22 +160,11 @@ def _one(ident: str, user):
     return BY_PATH if "namespace_path" in params else BY_ID, params
 
 
-def find(db, ident: str, user):
-    """The entity row of the project named by IDENT (id or `namespace/path`), on the fast path."""
+async def find(reader, ident: str, user):
+    """The entity row of the project named by IDENT (id or `namespace/path`), or None, through READER
+    (`db/readers.py`: the loop's, the fast path's, or a session's, which sees its transaction's changes)."""
     statement, params = _one(ident, user)
-    return db.fast_first(statement, params) if statement is not None else None
-
-
-async def find_awaited(db, ident: str, user):
-    """`find` for a coroutine on the event loop (`Database.loop`)."""
-    statement, params = _one(ident, user)
-    return await db.loop.first(statement, params) if statement is not None else None
-
-
-def find_in(session: Session, ident: str, user):
-    """`find` in SESSION's transaction (it sees the transaction's changes and takes part in it)."""
-    statement, params = _one(ident, user)
-    return session.execute(statement, params).first() if statement is not None else None
+    return await reader.first(statement, params) if statement is not None else None
 
 
 def rows_for(session: Session, user, ids: list[int]) -> list:

@@ -39,10 +39,11 @@ from ..git import repo, storage
 from ..git.refs import is_branch_name
 from ..policies import projects as policy
 from . import access as access_service
-from . import events, merge_requests
+from . import events
 from . import settings as settings_service
 from .ci import traces
 from .credentials import TOKEN_ALPHABET, digest
+from .merge_requests import reactions
 from .naming import format_errors
 
 PROJECT_KIND = "project"
@@ -343,7 +344,7 @@ def delete(session: Session, rt, actor, project: Project) -> None:
     )
     repository = storage.repository_path(rt.config.repositories_dir, project.id)
     uploads, project_id = rt.config.uploads_dir / str(project.id), project.id
-    merge_requests.close_from(session, rt, project)  # its own requests go with it (cascade)
+    reactions.close_from(session, rt, project)  # its own requests go with it (cascade)
     session.delete(project)
     session.flush()
     on_commit(session, lambda: storage.remove(repository))

@@ -16,7 +16,7 @@ as CI, adds its step there, not by registering itself when imported):
 5. when open merge requests come from or go into a pushed branch, a job is enqueued that moves
    their head refs and computes their merge status again, outside this transaction; an automatic
    merge set on a request from a pushed branch is aborted here unless the push keeps what was
-   approved (`merge_requests.after_push`);
+   approved (`merge_requests.reactions.after_push`);
 6. a CI pipeline for each pushed branch or tag whose commit has a .gitlab-ci.yml, with its first
    stage's builds pending for the runners (services/ci/pipelines.py).
 """
@@ -34,9 +34,10 @@ from ..entities import pushes as entities
 from ..entities.common import View
 from ..git import repo, storage
 from ..git.refs import HEADS, TAGS, ZERO_SHA
-from . import events, merge_requests, protected_branches, webhooks
+from . import events, protected_branches, webhooks
 from . import settings as settings_service
 from .ci import pipelines
+from .merge_requests import reactions
 from .ref_updates import RefUpdate
 
 MAX_COMMITS = 20
@@ -83,7 +84,7 @@ def call_hooks(session: Session, rt, push: Push) -> None:
 
 
 def merge_request_heads(session: Session, rt, push: Push) -> None:
-    merge_requests.after_push(session, rt, push.project, push.user, {u.branch: u.after for u in push.updates if u.branch})
+    reactions.after_push(session, rt, push.project, push.user, {u.branch: u.after for u in push.updates if u.branch})
 
 
 def ci_pipelines(session: Session, rt, push: Push) -> None:

@@ -10,24 +10,26 @@ import math
 
 from starlette.responses import Response
 
-from ..api.context import Ctx
-from ..api.downloads import artifacts_response
 from ..db.models.ci import ACTIVE_STATES, BUILD_STATES
 from ..db.readers import now
 from ..errors import NotFound
+from ..http.context import Ctx
+from ..http.downloads import artifacts_response
 from ..policies import projects as policy
 from ..services import projects as project_service
 from ..services.ci import builds
-from .core import action, page, redirect, shown, signed_in
+from .core import Pages, redirect, shown, signed_in
 from .projects import ProjectPage, load
 from .repository import PER_PAGE, PROJECT, _page_number, _render
+
+pages = Pages()
 
 ONE = PROJECT + "/builds/:build_id"
 STATES = ("all", *BUILD_STATES)
 MAX_TRACE_SHOWN = 1 << 20  # the page shows the trace's last MiB; the API serves it whole
 
 
-@page(PROJECT + "/builds")
+@pages.page(PROJECT + "/builds")
 def list_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_BUILD)
     state = ctx.query.get("scope") if ctx.query.get("scope") in STATES else "all"
@@ -48,7 +50,7 @@ def _find(ctx: Ctx, p: ProjectPage):
     return builds.find(ctx.session, p.project, ctx.path_int("build_id", NotFound))
 
 
-@page(ONE)
+@pages.page(ONE)
 async def build_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_BUILD)
     build = _find(ctx, p)
@@ -63,14 +65,14 @@ async def build_page(ctx: Ctx) -> Response:
                    following=build.status in ACTIVE_STATES and not build.generic)  # fmt: skip
 
 
-@page(ONE + "/artifacts/download")
+@pages.page(ONE + "/artifacts/download")
 def artifacts_download(ctx: Ctx) -> Response:
     """The build's artifacts archive, as the API serves it (reference 9.2), for `read_build`."""
     p = load(ctx, policy.READ_BUILD)
     return artifacts_response(ctx, _find(ctx, p))
 
 
-@page(ONE + "/trace")
+@pages.page(ONE + "/trace")
 async def trace_part(ctx: Ctx) -> Response:
     """The masked trace from byte `offset` on, as text; the build's state in `x-build-status`."""
     p = load(ctx, policy.READ_BUILD)
@@ -89,14 +91,14 @@ def _acting(ctx: Ctx):
     return p.need(policy.UPDATE_BUILD), _find(ctx, p)
 
 
-@action(ONE + "/cancel")
+@pages.action(ONE + "/cancel")
 def cancel(ctx: Ctx) -> Response:
     p, build = _acting(ctx)
     builds.cancel(ctx.session, ctx.rt, build)
     return redirect(f"{p.url}/builds/{build.id}")
 
 
-@action(ONE + "/retry")
+@pages.action(ONE + "/retry")
 def retry(ctx: Ctx) -> Response:
     p, build = _acting(ctx)
     fresh = builds.retry(ctx.session, ctx.rt, p.project, ctx.actor, build)

@@ -20,17 +20,16 @@ from markupsafe import Markup
 from sqlalchemy.exc import IntegrityError
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from ..api.bodies import read_body
-from ..api.context import Ctx
-from ..api.routing import Registry
 from ..entities.common import iso
 from ..errors import CodeyardError, NotFound, Unauthorized
+from ..http.bodies import read_body
+from ..http.context import Ctx
+from ..http.routing import Routes
 from ..policies.projects import VISIBILITY_NAMES
 from ..services import web_sessions
 
 log = logging.getLogger("codeyard.web")
 
-PAGES = Registry(prefix="")
 SESSION_COOKIE = web_sessions.COOKIE
 VISITOR_COOKIE = "codeyard_visitor"  # an anonymous visitor's random value: the basis of their form token
 FORM_TOKEN = "authenticity_token"  # GitLab's name for the field
@@ -48,14 +47,16 @@ SECURITY_HEADERS = {
 }
 
 
-def page(template: str, method: str = "GET", **options):
-    """Register a page handler: `handler(ctx) -> Response` (sync or async)."""
-    return PAGES.route(method, template, kind="page", auth="optional", **options)
+class Pages(Routes):
+    """The pages one module declares (`codeyard.routes` mounts them at the root)."""
 
+    def page(self, template: str, method: str = "GET", **options):
+        """Declare a page handler: `handler(ctx) -> Response` (sync or async)."""
+        return self.route(method, template, kind="page", auth="optional", **options)
 
-def action(template: str, **options):
-    """Register a form's target (POST): checked for the form token before the handler runs."""
-    return page(template, "POST", **options)
+    def action(self, template: str, **options):
+        """Declare a form's target (POST): checked for the form token before the handler runs."""
+        return self.page(template, "POST", **options)
 
 
 # --- templates ----------------------------------------------------------------------------------

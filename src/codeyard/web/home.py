@@ -11,14 +11,16 @@ from sqlalchemy import Integer, bindparam, select
 from sqlalchemy.orm import aliased
 from starlette.responses import Response
 
-from ..api.context import Ctx
 from ..db.models import Event, Namespace, Project, User
 from ..errors import NotFound, TooManyRequests, Unauthorized, Unavailable
+from ..http.context import Ctx
 from ..services import events, identity, loader, signin, visibility, web_sessions
 from ..services import projects as project_service
 from ..services import settings as settings_service
-from .core import PAGES, SESSION_COOKIE, action, form, page, redirect, render, set_cookie
+from .core import SESSION_COOKIE, Pages, form, redirect, render, set_cookie
 from .markup import STYLE_SHEET, markdown
+
+pages = Pages()
 
 LIST_SIZE = 20
 
@@ -88,7 +90,7 @@ def recent_events(ctx: Ctx) -> list[tuple]:
     return [(row, Person(row.author_username, row.author_name) if row.author_username else None) for row in rows]
 
 
-@page("/")
+@pages.page("/")
 def home(ctx: Ctx) -> Response:
     if ctx.actor is None:
         return render(ctx, "home.html", projects=_projects(ctx, VISIBLE))
@@ -112,7 +114,7 @@ def _sign_in_form(ctx: Ctx, status: int = 200, error: str | None = None, login: 
                   redirect_to=target, sign_in_text=markdown(settings.sign_in_text))  # fmt: skip
 
 
-@page("/users/sign_in")
+@pages.page("/users/sign_in")
 def sign_in_form(ctx: Ctx) -> Response:
     if ctx.actor is not None:
         return redirect(local_target(ctx.query.get("redirect_to")))
@@ -120,7 +122,7 @@ def sign_in_form(ctx: Ctx) -> Response:
     return _sign_in_form(ctx, target=local_target(target if isinstance(target, str) else None))
 
 
-@action("/users/sign_in")
+@pages.action("/users/sign_in")
 async def sign_in(ctx: Ctx) -> Response:
     """The same check as POST /session (gate, throttle, argon2, signin_enabled), then a session."""
     login, password, target = form(ctx, "login").strip(), form(ctx, "password"), local_target(form(ctx, "redirect_to"))
@@ -142,7 +144,7 @@ async def sign_in(ctx: Ctx) -> Response:
     return redirect(target)
 
 
-@action("/users/sign_out")
+@pages.action("/users/sign_out")
 def sign_out(ctx: Ctx) -> Response:
     web_sessions.end(ctx.session, ctx.web_secret)
     set_cookie(ctx, SESSION_COOKIE, "", 0)
@@ -152,7 +154,7 @@ def sign_out(ctx: Ctx) -> Response:
 # --- users and groups ---------------------------------------------------------------------------
 
 
-@page("/u/:username")
+@pages.page("/u/:username")
 def user_page(ctx: Ctx) -> Response:
     user = identity.user_by_id_or_username(ctx.rt.db, ctx.path_params["username"])
     if user is None:
@@ -161,7 +163,7 @@ def user_page(ctx: Ctx) -> Response:
     return render(ctx, "user.html", user=user, website=website, projects=_projects(ctx, PERSONAL, owner_id=user.id))
 
 
-@page("/groups/:group")
+@pages.page("/groups/:group")
 async def group_page(ctx: Ctx) -> Response:
     found = await loader.group(ctx.rt.db, ctx.path_params["group"], ctx.actor)
     if found.refusal is not None:
@@ -198,4 +200,4 @@ async def static_file(ctx: Ctx, receive, send) -> None:
     await Response(data, media_type=media_type, headers=headers)(ctx.scope, receive, send)
 
 
-PAGES.add("GET", "/-/static/:name", static_file, kind="raw", auth="none", summary="The pages' style sheets and script")
+pages.add("GET", "/-/static/:name", static_file, kind="raw", auth="none", summary="The pages' style sheets and script")

@@ -1,6 +1,6 @@
 """Merge requests: the list by state, one request (description, commits, diff, comments) and its
 actions. Buttons are shown only to those the services would let act, and every action calls the
-same service as the API (accept goes through services.merge_accept.accept, as the API's does)."""
+same service as the API (accept goes through services.merge_requests.accept.accept, as the API's does)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,21 @@ import math
 
 from starlette.responses import Response
 
-from ..api.context import Ctx
-from ..api.refusals import answered
 from ..db.models.merge_requests import CLOSED, MERGED, OPENED
 from ..db.readers import now
 from ..errors import BadRequest
+from ..http.context import Ctx
+from ..http.refusals import answered
 from ..policies import projects as policy
-from ..services import merge_accept, merge_requests
-from .core import action, form, page, redirect, shown, signed_in
+from ..services import notes as note_service
+from ..services.merge_requests import accept as merge_accept
+from ..services.merge_requests import comparison, reads, records, status
+from .core import Pages, form, redirect, shown, signed_in
 from .markup import markdown_kept
 from .projects import load
 from .repository import COLLAPSE_ABOVE, PER_PAGE, PROJECT, _page_number, _render, _statuses
+
+pages = Pages()
 
 STATES = ("opened", "merged", "closed", "all")
 ONE = PROJECT + "/merge_requests/:iid"
@@ -27,12 +31,12 @@ MAX_COMMENT = 1_000_000
 MAX_NOTES_SHOWN = 500  # the oldest ones; the API pages through all
 
 
-@page(PROJECT + "/merge_requests")
+@pages.page(PROJECT + "/merge_requests")
 def list_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_MERGE_REQUEST)
     state = ctx.query.get("state") if ctx.query.get("state") in STATES else "opened"
     number = _page_number(ctx)
-    total, found = now(merge_requests.read_page(
+    total, found = now(reads.read_page(
         ctx.reader, p.project.id, state={"opened": OPENED, "merged": MERGED, "closed": CLOSED}.get(state),
         order_by="created_at", sort="desc", offset=(number - 1) * PER_PAGE, limit=PER_PAGE,
     ))  # fmt: skip
@@ -45,11 +49,11 @@ def _iid(ctx: Ctx) -> int:
     return ctx.path_int("iid")
 
 
-@page(ONE)
+@pages.page(ONE)
 async def request_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_MERGE_REQUEST)
-    mr = merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
-    _total, found = now(merge_requests.read_comments(ctx.reader, p.project.id, mr.id, 0, MAX_NOTES_SHOWN))
+    mr = records.find_by_iid(ctx.session, p.project, _iid(ctx))
+    _total, found = now(note_service.read_comments(ctx.reader, p.project.id, mr.id, 0, MAX_NOTES_SHOWN))
     notes = [shown(row, author=author) for row, author in found]
     may_merge = ctx.actor is not None and merge_accept.may_merge(ctx.session, p.project, p.access, mr)
     buttons = {
@@ -71,7 +75,7 @@ async def request_page(ctx: Ctx) -> Response:
 def _read(rt, project, mr, texts: list[str | None]) -> tuple:
     """(the request's comparison, or None without PROJECT, the code's project; TEXTS as sanitised
     Markdown) in one trip to the thread pool: git, and a long description takes a while."""
-    found = merge_requests.comparison(rt, project, mr) if project is not None else None
+    found = comparison.comparison(rt, project, mr) if project is not None else None
     return found, [markdown_kept(text) for text in texts]
 
 
@@ -80,24 +84,24 @@ def _acting(ctx: Ctx, *abilities: str):
     then 403 without ABILITIES."""
     p = load(ctx, policy.READ_MERGE_REQUEST)
     signed_in(ctx)
-    return p.need(*abilities), merge_requests.find_by_iid(ctx.session, p.project, _iid(ctx))
+    return p.need(*abilities), records.find_by_iid(ctx.session, p.project, _iid(ctx))
 
 
 def _back(ctx: Ctx, p, mr) -> Response:
     return redirect(f"{p.url}/merge_requests/{mr.iid}")
 
 
-@action(ONE + "/notes")
+@pages.action(ONE + "/notes")
 def add_comment(ctx: Ctx) -> Response:
     p, mr = _acting(ctx, policy.CREATE_NOTE)
     text = form(ctx, "note")
     if not text.strip() or len(text) > MAX_COMMENT:
         raise BadRequest("A comment needs some text (at most 1,000,000 characters).")
-    merge_requests.comment(ctx.session, ctx.rt, p.project, ctx.actor, mr, text)
+    note_service.comment_on_merge_request(ctx.session, ctx.rt, p.project, ctx.actor, mr, text)
     return _back(ctx, p, mr)
 
 
-@action(ONE + "/accept")
+@pages.action(ONE + "/accept")
 async def accept(ctx: Ctx) -> Response:
     p, mr = _acting(ctx)
     args = {"should_remove_source_branch": form(ctx, "should_remove_source_branch") == "1",
@@ -111,19 +115,19 @@ async def accept(ctx: Ctx) -> Response:
 def _state_event(event: str):
     async def change(ctx: Ctx) -> Response:
         p, mr = _acting(ctx, policy.UPDATE_MERGE_REQUEST)
-        mr, check = merge_requests.update(ctx.session, ctx.rt, ctx.actor, p.project, mr, {"state_event": event})
-        mr = await merge_requests.checked(ctx.session, ctx.rt, ctx.actor, mr, check, ctx.off_loop)
+        mr, check = records.update(ctx.session, ctx.rt, ctx.actor, p.project, mr, {"state_event": event})
+        mr = await status.checked(ctx.session, ctx.rt, ctx.actor, mr, check, ctx.off_loop)
         return _back(ctx, p, mr)
 
     change.__name__ = f"{event}_request"
     return change
 
 
-action(ONE + "/close")(_state_event("close"))
-action(ONE + "/reopen")(_state_event("reopen"))
+pages.action(ONE + "/close")(_state_event("close"))
+pages.action(ONE + "/reopen")(_state_event("reopen"))
 
 
-@action(ONE + "/cancel_merge_when_build_succeeds")
+@pages.action(ONE + "/cancel_merge_when_build_succeeds")
 def cancel_automatic_merge(ctx: Ctx) -> Response:
     p, mr = _acting(ctx)
     answered(merge_accept.cancel_merge_when_build_succeeds(ctx.session, p.project, p.access, ctx.actor, mr))

@@ -8,19 +8,21 @@ import re
 
 from starlette.responses import Response
 
-from ..api.context import Ctx
 from ..errors import NotFound
+from ..http.context import Ctx
 from ..policies import projects as policy
 from ..services.ci import pipelines
-from .core import page
+from .core import Pages
 from .projects import load
 from .repository import PROJECT, _render
+
+pages = Pages()
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
 MAX_PIPELINES = 20  # of one commit: one per ref it was pushed to, rarely more than a few
 
 
-@page(PROJECT + "/pipelines/:pipeline_id")
+@pages.page(PROJECT + "/pipelines/:pipeline_id")
 def pipeline_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_BUILD)
     found = [pipelines.find(ctx.session, p.info.id, ctx.path_int("pipeline_id", NotFound))]
@@ -28,7 +30,7 @@ def pipeline_page(ctx: Ctx) -> Response:
                    stages=pipelines.stages_of(ctx.session, found))  # fmt: skip
 
 
-@page(PROJECT + "/commit/:sha/builds")
+@pages.page(PROJECT + "/commit/:sha/builds")
 def commit_builds_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.READ_BUILD)
     sha = ctx.path_params["sha"]

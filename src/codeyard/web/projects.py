@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 from urllib.parse import quote
 
-from ..api.context import Ctx
 from ..db.models import Project
+from ..db.readers import now
 from ..errors import Forbidden, NotFound
+from ..http.context import Ctx
 from ..policies import projects as policy
 from ..services import loader
 
@@ -83,9 +84,9 @@ def load(ctx: Ctx, *abilities: str) -> ProjectPage:
     """The project of `/:namespace/:project/...` with the caller's access (`services.loader`); 404
     when unreadable, 403 when readable but one of ABILITIES is missing. GET pages read on the fast
     path, forms in the request's session (the check runs in the transaction that makes the change)."""
-    read = loader.fast_reader(ctx.rt.db) if ctx.method in ("GET", "HEAD") else loader.session_reader(ctx.session)
+    reader = ctx.rt.db.fast if ctx.method in ("GET", "HEAD") else ctx.reader
     ident = loader.path_ident(ctx.path_params["namespace"], ctx.path_params["project"])
-    found = loader.project(read, ident, ctx.actor, abilities)
+    found = now(loader.project(reader, ident, ctx.actor, abilities))
     if found.refusal is not None:
         raise refused(found.refusal)
     return ProjectPage(ctx, found.row, found.access)

@@ -9,14 +9,16 @@ import math
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
-from ..api.context import Ctx
+from ..http.context import Ctx
 from ..policies import projects as policy
 from ..services import protected_branches, repository
 from ..services.ci import pipelines
-from .core import page, render
+from .core import Pages, render
 from .kept import Kept
 from .markup import code, is_binary, is_markdown, markdown
 from .projects import ProjectPage, load
+
+pages = Pages()
 
 PER_PAGE = 20
 PROJECT = "/:namespace/:project"
@@ -72,7 +74,7 @@ def _overview(rt, project):
     return shown
 
 
-@page(PROJECT)
+@pages.page(PROJECT)
 async def project_page(ctx: Ctx) -> Response:
     p = load(ctx)
     overview, readme = await ctx.off_loop(_overview, ctx.rt, p.info) if p.can_code else (None, None)
@@ -153,12 +155,12 @@ async def raw_file(ctx: Ctx) -> Response:
 
 
 for _prefix in ("", "/-"):
-    page(f"{PROJECT}{_prefix}/tree/*ref_path")(tree_page)
-    page(f"{PROJECT}{_prefix}/blob/*ref_path")(blob_page)
-    page(f"{PROJECT}{_prefix}/raw/*ref_path")(raw_file)
+    pages.page(f"{PROJECT}{_prefix}/tree/*ref_path")(tree_page)
+    pages.page(f"{PROJECT}{_prefix}/blob/*ref_path")(blob_page)
+    pages.page(f"{PROJECT}{_prefix}/raw/*ref_path")(raw_file)
 
 
-@page(PROJECT + "/commits/*ref")
+@pages.page(PROJECT + "/commits/*ref")
 async def commits_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
     ref, number = ctx.path_params["ref"], _page_number(ctx)
@@ -180,7 +182,7 @@ def _commit(rt, project, sha: str):
     return info, repository.commit_diff(rt, project, info.id)
 
 
-@page(PROJECT + "/commit/:sha")
+@pages.page(PROJECT + "/commit/:sha")
 async def commit_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
     info, changes = await ctx.off_loop(_commit, ctx.rt, p.info, ctx.path_params["sha"])
@@ -191,7 +193,7 @@ async def commit_page(ctx: Ctx) -> Response:
 COLLAPSE_ABOVE = 20_000  # characters of one file's patch shown open; bigger ones start collapsed
 
 
-@page(PROJECT + "/branches")
+@pages.page(PROJECT + "/branches")
 async def branches_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
     number = _page_number(ctx)
@@ -201,7 +203,7 @@ async def branches_page(ctx: Ctx) -> Response:
                    pages=max(1, math.ceil(total / PER_PAGE)))  # fmt: skip
 
 
-@page(PROJECT + "/tags")
+@pages.page(PROJECT + "/tags")
 async def tags_page(ctx: Ctx) -> Response:
     p = load(ctx, policy.DOWNLOAD_CODE)
     number = _page_number(ctx)

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from ..api.context import Ctx
-from ..api.hook_params import HOOK_PARAMS
-from ..api.params import Bool, Choice, validate
 from ..db.models import ProjectMember
 from ..db.readers import now
 from ..errors import NotFound
+from ..http.context import Ctx
+from ..http.hook_params import HOOK_PARAMS
+from ..http.params import Bool, Choice, validate
 from ..policies import projects as policy
 from ..services import branches, hooks, identity, members, protected_branches, webhooks
-from .core import action, form, page, redirect, shown
+from .core import Pages, form, redirect, shown
 from .projects import load
 from .repository import PER_PAGE, PROJECT, _page_number, _render
+
+pages = Pages()
 
 MEMBERS = PROJECT + "/project_members"
 HOOKS = PROJECT + "/hooks"
@@ -31,7 +33,7 @@ def _admin(ctx: Ctx):
 # --- members ------------------------------------------------------------------------------------
 
 
-@page(MEMBERS)
+@pages.page(MEMBERS)
 def members_page(ctx: Ctx) -> Response:
     p = _admin(ctx)
     _total, found = now(members.read_page(ctx.reader, ProjectMember, p.project.id, None, 0, 1000))
@@ -39,7 +41,7 @@ def members_page(ctx: Ctx) -> Response:
     return _render(ctx, "members.html", p, "members", members=listed, levels=policy.ACCESS_NAMES)
 
 
-@action(MEMBERS)
+@pages.action(MEMBERS)
 def add_member(ctx: Ctx) -> Response:
     p = _admin(ctx)
     level = validate((LEVEL,), {"access_level": form(ctx, "access_level")})["access_level"]
@@ -50,7 +52,7 @@ def add_member(ctx: Ctx) -> Response:
     return redirect(p.url + "/project_members")
 
 
-@action(MEMBERS + "/:user_id/remove")
+@pages.action(MEMBERS + "/:user_id/remove")
 def remove_member(ctx: Ctx) -> Response:
     p = _admin(ctx)
     members.remove(ctx.session, p.project, ctx.path_int("user_id"))
@@ -60,14 +62,14 @@ def remove_member(ctx: Ctx) -> Response:
 # --- webhooks -----------------------------------------------------------------------------------
 
 
-@page(HOOKS)
+@pages.page(HOOKS)
 def hooks_page(ctx: Ctx) -> Response:
     p = _admin(ctx)
     _total, found = hooks.page(ctx.session, p.project, 0, 1000)
     return _render(ctx, "hooks.html", p, "hooks", hooks=found, flags=hooks.FLAGS)
 
 
-@action(HOOKS)
+@pages.action(HOOKS)
 def add_hook(ctx: Ctx) -> Response:
     p = _admin(ctx)
     fields = {name: "1" if form(ctx, name) == "1" else "0" for name in hooks.FLAGS}
@@ -80,14 +82,14 @@ def add_hook(ctx: Ctx) -> Response:
     return redirect(p.url + "/hooks")
 
 
-@action(HOOKS + "/:hook_id/remove")
+@pages.action(HOOKS + "/:hook_id/remove")
 def remove_hook(ctx: Ctx) -> Response:
     p = _admin(ctx)
     hooks.delete(ctx.session, p.project, ctx.path_int("hook_id"))
     return redirect(p.url + "/hooks")
 
 
-@page(HOOKS + "/:hook_id")
+@pages.page(HOOKS + "/:hook_id")
 def hook_page(ctx: Ctx) -> Response:
     p = _admin(ctx)
     hook = hooks.get(ctx.session, p.project, ctx.path_int("hook_id"))
@@ -97,7 +99,7 @@ def hook_page(ctx: Ctx) -> Response:
                    pages=max(1, -(-total // PER_PAGE)), flags=hooks.FLAGS)  # fmt: skip
 
 
-@action(HOOKS + "/:hook_id/deliveries/:delivery_id/redeliver")
+@pages.action(HOOKS + "/:hook_id/deliveries/:delivery_id/redeliver")
 def redeliver(ctx: Ctx) -> Response:
     p = _admin(ctx)
     hook = hooks.get(ctx.session, p.project, ctx.path_int("hook_id"))
@@ -108,14 +110,14 @@ def redeliver(ctx: Ctx) -> Response:
 # --- protected branches -------------------------------------------------------------------------
 
 
-@page(PROTECTED)
+@pages.page(PROTECTED)
 def protected_page(ctx: Ctx) -> Response:
     p = _admin(ctx)
     found = sorted(protected_branches.protections(ctx.session, p.project).values(), key=lambda row: row.name)
     return _render(ctx, "protected_branches.html", p, "protected", protected=found)
 
 
-@action(PROTECTED)
+@pages.action(PROTECTED)
 def protect(ctx: Ctx) -> Response:
     p = _admin(ctx)
     args = validate((Bool("developers_can_push"),), {"developers_can_push": "1" if form(ctx, "developers_can_push") == "1" else "0"})
@@ -123,7 +125,7 @@ def protect(ctx: Ctx) -> Response:
     return redirect(p.url + "/protected_branches")
 
 
-@action(PROTECTED + "/unprotect")
+@pages.action(PROTECTED + "/unprotect")
 def unprotect(ctx: Ctx) -> Response:
     p = _admin(ctx)
     branches.unprotect(ctx.session, ctx.rt, p.project, form(ctx, "name"))

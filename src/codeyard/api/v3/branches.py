@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from ...entities.commits import Branch, DeletedBranch
 from ...entities.commits import branch as branch_entity
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Bool, GitText
+from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import branches, protected_branches, repository
-from .. import paging
-from ..context import Ctx
 from ..guards import project_guard
-from ..params import Bool, GitText
-from ..registry import API
+
+routes = Routes()
 
 READ = (project_guard(policy.DOWNLOAD_CODE),)
 ADMIN = (project_guard(policy.DOWNLOAD_CODE, policy.ADMIN_PROJECT),)
@@ -18,7 +20,7 @@ PUSH = (project_guard(policy.DOWNLOAD_CODE, policy.PUSH_CODE),)
 BRANCHES = "/projects/:id/repository/branches"
 
 
-@API.get(BRANCHES, guards=READ, paginated=True, summary="Branches, sorted by name")
+@routes.get(BRANCHES, guards=READ, paginated=True, summary="Branches, sorted by name")
 async def list_branches(ctx: Ctx) -> paging.Page[Branch]:
     window = paging.window(ctx)
     protected = await protected_branches.read_protections(ctx.rt.db, ctx.project_id)
@@ -27,7 +29,7 @@ async def list_branches(ctx: Ctx) -> paging.Page[Branch]:
     return paging.Page(listed, total, window)
 
 
-@API.get(BRANCHES + "/*branch", guards=READ, summary="A branch")
+@routes.get(BRANCHES + "/*branch", guards=READ, summary="A branch")
 async def get_branch(ctx: Ctx) -> Branch:
     name = ctx.path_params["branch"]
     info = await ctx.off_loop(branches.tip, ctx.rt, ctx.project_row, name)
@@ -35,7 +37,7 @@ async def get_branch(ctx: Ctx) -> Branch:
     return branch_entity(branches.Branch(name, info, protected.get(name)))
 
 
-@API.put(
+@routes.put(
     BRANCHES + "/*branch/protect",
     guards=ADMIN,
     params=(Bool("developers_can_push", doc="Developers may push (nobody force-pushes or deletes)"),),
@@ -46,12 +48,12 @@ def protect_branch(ctx: Ctx) -> Branch:
     return branch_entity(found)
 
 
-@API.put(BRANCHES + "/*branch/unprotect", guards=ADMIN, summary="Unprotect a branch (idempotent)")
+@routes.put(BRANCHES + "/*branch/unprotect", guards=ADMIN, summary="Unprotect a branch (idempotent)")
 def unprotect_branch(ctx: Ctx) -> Branch:
     return branch_entity(branches.unprotect(ctx.session, ctx.rt, ctx.project, ctx.path_params["branch"]))
 
 
-@API.post(
+@routes.post(
     BRANCHES,
     guards=PUSH,
     # No max_length on branch_name: the service refuses a long name with GitLab's message.
@@ -63,7 +65,7 @@ def create_branch(ctx: Ctx) -> Branch:
     return branch_entity(found)
 
 
-@API.delete(BRANCHES + "/*branch", guards=PUSH, summary="Delete a branch (not the default or a protected one)")
+@routes.delete(BRANCHES + "/*branch", guards=PUSH, summary="Delete a branch (not the default or a protected one)")
 def delete_branch(ctx: Ctx) -> DeletedBranch:
     name = ctx.path_params["branch"]
     branches.delete(ctx.session, ctx.rt, ctx.project, ctx.actor, name)

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from ...db.models import Build, is_id
 from ...errors import RecordNotFound
+from ...http.context import Ctx
+from ...http.downloads import artifacts_response
+from ...http.routing import Routes
 from ...policies import projects as policy
-from ..context import Ctx
-from ..downloads import artifacts_response
 from ..guards import project_guard
-from ..registry import API
+
+routes = Routes()
 
 
-@API.get(
+@routes.get(
     "/projects/:id/builds/:build_id/artifacts",
     guards=(project_guard(policy.READ_BUILD),),
     summary="Download a build's artifacts (read_build; 404 when it has none)",

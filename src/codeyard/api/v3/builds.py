@@ -11,14 +11,16 @@ from ...entities.builds import Build, build
 from ...entities.commits import repo_commit
 from ...errors import NotFound
 from ...git.refs import is_revision
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Any_
+from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import projects
 from ...services.ci import builds
-from .. import paging
-from ..context import Ctx
 from ..guards import project_guard
-from ..params import Any_
-from ..registry import API
+
+routes = Routes()
 
 READ = (project_guard(policy.READ_BUILD),)
 UPDATE = (project_guard(policy.UPDATE_BUILD),)
@@ -52,12 +54,12 @@ async def _page(ctx: Ctx, sha: str | None = None) -> paging.Page[Build]:
     return paging.Page(await _with_commits(ctx, shaped, [row.sha for row, _, _ in listed]), total, window)
 
 
-@API.get("/projects/:id/builds", guards=READ, paginated=True, params=(SCOPE,), summary="Builds of a project, newest first")
+@routes.get("/projects/:id/builds", guards=READ, paginated=True, params=(SCOPE,), summary="Builds of a project, newest first")
 async def list_builds(ctx: Ctx) -> paging.Page[Build]:
     return await _page(ctx)
 
 
-@API.get(
+@routes.get(
     "/projects/:id/repository/commits/:sha/builds",
     guards=READ,
     paginated=True,
@@ -71,27 +73,27 @@ async def list_commit_builds(ctx: Ctx) -> paging.Page[Build]:
     return await _page(ctx, sha)
 
 
-@API.get(SINGLE, guards=READ, summary="A build")
+@routes.get(SINGLE, guards=READ, summary="A build")
 async def get_build(ctx: Ctx) -> Build:
     row, runner, who = await builds.read_one(ctx.rt.db.loop, ctx.project_id, ctx.path_int("build_id", NotFound))
     return (await _with_commits(ctx, [build(row, ctx.view, None, runner, who)], [row.sha]))[0]
 
 
-@API.post(SINGLE + "/cancel", guards=UPDATE, summary="Cancel a pending or running build (a finished one is unchanged); 201")
+@routes.post(SINGLE + "/cancel", guards=UPDATE, summary="Cancel a pending or running build (a finished one is unchanged); 201")
 async def cancel_build(ctx: Ctx) -> Build:
     found = builds.find(ctx.session, ctx.project, ctx.path_int("build_id", NotFound))
     builds.cancel(ctx.session, ctx.rt, found)
     return await render(ctx, found)
 
 
-@API.post(SINGLE + "/retry", guards=UPDATE, summary="Run a build again as a new pending build; 201")
+@routes.post(SINGLE + "/retry", guards=UPDATE, summary="Run a build again as a new pending build; 201")
 async def retry_build(ctx: Ctx) -> Build:
     found = builds.find(ctx.session, ctx.project, ctx.path_int("build_id", NotFound))
     fresh = builds.retry(ctx.session, ctx.rt, ctx.project, ctx.actor, found)
     return await render(ctx, fresh)
 
 
-@API.get(SINGLE + "/trace", guards=READ, summary="The build's log as text/plain, the project's runners token masked")
+@routes.get(SINGLE + "/trace", guards=READ, summary="The build's log as text/plain, the project's runners token masked")
 async def get_trace(ctx: Ctx):
     found = await builds.read_traced(ctx.rt.db.loop, ctx.project_id, ctx.path_int("build_id", NotFound))
     token = projects.runners_token(ctx.rt.secret_key, ctx.project_row)

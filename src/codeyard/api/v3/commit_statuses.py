@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from ...entities.builds import CommitStatus, commit_status
 from ...git.refs import is_ref_name
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Bool, Str, Url
+from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import repository
 from ...services.ci import builds, statuses
-from .. import paging
-from ..context import Ctx
 from ..guards import project_guard
-from ..params import Bool, Str, Url
-from ..registry import API
+
+routes = Routes()
 
 READ = (project_guard(policy.READ_COMMIT_STATUS),)
 CREATE = (project_guard(policy.CREATE_COMMIT_STATUS),)
@@ -35,7 +37,7 @@ FILTERS = (
 )
 
 
-@API.get(
+@routes.get(
     "/projects/:id/repository/commits/:sha/statuses",
     guards=READ,
     paginated=True,
@@ -53,7 +55,7 @@ async def list_statuses(ctx: Ctx) -> paging.Page[CommitStatus]:
     return paging.Page([commit_status(row, view, author) for row, author in found], total, window)
 
 
-@API.post(
+@routes.post(
     "/projects/:id/statuses/:sha",
     guards=CREATE,
     params=POSTED,

@@ -10,15 +10,17 @@ from ...entities.members import Member
 from ...entities.members import member as member_entity
 from ...entities.projects import Project
 from ...errors import NotFound
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Choice, Id, Str
+from ...http.routing import Routes
 from ...policies import groups as group_policy
 from ...policies.projects import ACCESS_LEVELS, VISIBILITY_LEVELS
 from ...services import groups, members, project_reads, projects, users
-from .. import paging
-from ..context import Ctx
 from ..guards import group_guard, load_project
-from ..params import Choice, Id, Str
-from ..registry import API
 from .projects import LIST_PARAMS, listing, render
+
+routes = Routes()
 
 READ = (group_guard(),)
 ADMIN = (group_guard(group_policy.ADMIN_GROUP),)
@@ -31,7 +33,7 @@ GROUP_FIELDS = (
 )
 
 
-@API.post(
+@routes.post(
     "/groups",
     params=(NAME.as_required(), PATH.as_required(), *GROUP_FIELDS),
     summary="Create a group; the caller becomes its owner",
@@ -40,14 +42,14 @@ def create_group(ctx: Ctx) -> Group:
     return group_entity(groups.create(ctx.session, ctx.actor, ctx.args), ctx.view)
 
 
-@API.get("/groups", paginated=True, params=(Str("search"),), summary="Groups of the caller (all, for admins)")
+@routes.get("/groups", paginated=True, params=(Str("search"),), summary="Groups of the caller (all, for admins)")
 async def list_groups(ctx: Ctx) -> paging.Page[Group]:
     window = paging.window(ctx)
     total, found = await groups.read_visible(ctx.rt.db, ctx.actor, ctx.args.get("search"), window.offset, window.limit)
     return paging.Page([group_entity(row, ctx.view) for row in found], total, window)
 
 
-@API.get("/groups/:id", guards=READ, summary="A group (by id or path) with the projects the caller may read")
+@routes.get("/groups/:id", guards=READ, summary="A group (by id or path) with the projects the caller may read")
 async def get_group(ctx: Ctx) -> GroupDetail:
     data = group_entity(ctx.group_row, ctx.view)
     # Every project of the group in one statement, in the reader threads as a page of projects.
@@ -56,19 +58,19 @@ async def get_group(ctx: Ctx) -> GroupDetail:
     return data
 
 
-@API.get("/groups/:id/projects", guards=READ, paginated=True, params=LIST_PARAMS, summary="Projects of a group the caller may read")
+@routes.get("/groups/:id/projects", guards=READ, paginated=True, params=LIST_PARAMS, summary="Projects of a group the caller may read")
 async def list_group_projects(ctx: Ctx) -> paging.Page[Project]:
     return await listing(ctx, project_reads.GROUP, permissions=False, group_id=ctx.group_id)
 
 
-@API.post("/groups/:id/projects/:project_id", admin=True, guards=READ, summary="Move a project into the group (admin)")
+@routes.post("/groups/:id/projects/:project_id", admin=True, guards=READ, summary="Move a project into the group (admin)")
 def transfer_project(ctx: Ctx) -> Group:
     project, _ = load_project(ctx, "project_id")
     projects.transfer(ctx.session, ctx.actor, project, ctx.group)
     return group_entity(ctx.group, ctx.view)
 
 
-@API.put(
+@routes.put(
     "/groups/:id",
     guards=ADMIN,
     params=(NAME, PATH, *GROUP_FIELDS),
@@ -78,7 +80,7 @@ def update_group(ctx: Ctx) -> Group:
     return group_entity(groups.update(ctx.session, ctx.actor, ctx.group, ctx.args), ctx.view)
 
 
-@API.delete("/groups/:id", summary="Delete a group with its projects (owners); a second delete answers 200")
+@routes.delete("/groups/:id", summary="Delete a group with its projects (owners); a second delete answers 200")
 async def delete_group(ctx: Ctx) -> Group | DeletedGroup:
     ident = ctx.path_params["id"]
     group = groups.find(ctx.session, ident)
@@ -102,7 +104,7 @@ def _member(ctx: Ctx, row) -> dict:
     return member_entity(row.user, row.access_level, ctx.view)
 
 
-@API.get(
+@routes.get(
     "/groups/:id/members", guards=READ, paginated=True, params=(Str("query", max_length=255),), summary="Members of a group"
 )
 async def list_group_members(ctx: Ctx) -> paging.Page[Member]:
@@ -112,13 +114,13 @@ async def list_group_members(ctx: Ctx) -> paging.Page[Member]:
     return paging.Page([member_entity(row, row.access_level, ctx.view) for row in rows], total, window)
 
 
-@API.get("/groups/:id/members/:user_id", guards=READ, summary="A member of a group")
+@routes.get("/groups/:id/members/:user_id", guards=READ, summary="A member of a group")
 async def get_group_member(ctx: Ctx) -> Member:
     row = await members.read_one(ctx.rt.db.loop, GroupMember, ctx.group_id, ctx.path_int("user_id"))
     return member_entity(row, row.access_level, ctx.view)
 
 
-@API.post(
+@routes.post(
     "/groups/:id/members",
     guards=ADMIN_MEMBERS,
     params=(Id("user_id", required=True), LEVEL),
@@ -128,13 +130,13 @@ def add_group_member(ctx: Ctx) -> Member:
     return _member(ctx, groups.add_member(ctx.session, ctx.actor, ctx.group, ctx.args["user_id"], ctx.args["access_level"]))
 
 
-@API.put("/groups/:id/members/:user_id", guards=ADMIN_MEMBERS, params=(LEVEL,), summary="Change a group member's level")
+@routes.put("/groups/:id/members/:user_id", guards=ADMIN_MEMBERS, params=(LEVEL,), summary="Change a group member's level")
 def update_group_member(ctx: Ctx) -> Member:
     row = groups.change_member_level(ctx.session, ctx.group, ctx.path_int("user_id"), ctx.args["access_level"])
     return _member(ctx, row)
 
 
-@API.delete("/groups/:id/members/:user_id", guards=ADMIN_MEMBERS, summary="Remove a group member (idempotent)")
+@routes.delete("/groups/:id/members/:user_id", guards=ADMIN_MEMBERS, summary="Remove a group member (idempotent)")
 def remove_group_member(ctx: Ctx) -> Member | Revoked:
     user_id = ctx.path_int("user_id")
     row = groups.remove_member(ctx.session, ctx.group, user_id)

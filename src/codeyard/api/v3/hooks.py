@@ -8,13 +8,15 @@ from ...entities.hooks import delivery as delivery_entity
 from ...entities.hooks import hook as hook_entity
 from ...entities.pushes import push_payload
 from ...git.refs import HEADS, ZERO_SHA
+from ...http import paging
+from ...http.context import Ctx
+from ...http.hook_params import HOOK_PARAMS
+from ...http.routing import Routes
 from ...services import hooks, webhooks
 from ...services.ref_updates import RefUpdate
-from .. import paging
-from ..context import Ctx
 from ..guards import ADMIN
-from ..hook_params import HOOK_PARAMS
-from ..registry import API
+
+routes = Routes()
 
 
 def hook_exists(ctx: Ctx) -> None:
@@ -26,31 +28,31 @@ def _flags(ctx: Ctx) -> dict:
     return {name: ctx.args[name] for name in hooks.FLAGS if name in ctx.args}
 
 
-@API.get("/projects/:id/hooks", guards=(ADMIN,), paginated=True, summary="Hooks of a project")
+@routes.get("/projects/:id/hooks", guards=(ADMIN,), paginated=True, summary="Hooks of a project")
 def list_hooks(ctx: Ctx) -> paging.Page[Hook]:
     window = paging.window(ctx)
     total, found = hooks.page(ctx.session, ctx.project, window.offset, window.limit)
     return paging.Page([hook_entity(hook) for hook in found], total, window)
 
 
-@API.get("/projects/:id/hooks/:hook_id", guards=(ADMIN,), summary="One hook of a project")
+@routes.get("/projects/:id/hooks/:hook_id", guards=(ADMIN,), summary="One hook of a project")
 def get_hook(ctx: Ctx) -> Hook:
     return hook_entity(hooks.get(ctx.session, ctx.project, ctx.path_int("hook_id")))
 
 
-@API.post("/projects/:id/hooks", guards=(ADMIN,), params=HOOK_PARAMS, summary="Add a hook to a project")
+@routes.post("/projects/:id/hooks", guards=(ADMIN,), params=HOOK_PARAMS, summary="Add a hook to a project")
 def add_hook(ctx: Ctx) -> Hook:
     return hook_entity(hooks.create(ctx.session, ctx.project, ctx.args["url"], _flags(ctx), ctx.args.get("token")))
 
 
-@API.put("/projects/:id/hooks/:hook_id", guards=(ADMIN, hook_exists), params=HOOK_PARAMS, summary="Edit a hook")
+@routes.put("/projects/:id/hooks/:hook_id", guards=(ADMIN, hook_exists), params=HOOK_PARAMS, summary="Edit a hook")
 def update_hook(ctx: Ctx) -> Hook:
     hook = hooks.get(ctx.session, ctx.project, ctx.path_int("hook_id"))
     token = ctx.args.get("token", hooks.KEEP)
     return hook_entity(hooks.update(ctx.session, hook, ctx.args["url"], _flags(ctx), token))
 
 
-@API.delete("/projects/:id/hooks/:hook_id", guards=(ADMIN,), summary="Delete a hook; null when there was none")
+@routes.delete("/projects/:id/hooks/:hook_id", guards=(ADMIN,), summary="Delete a hook; null when there was none")
 def delete_hook(ctx: Ctx) -> Hook | None:
     hook = hooks.delete(ctx.session, ctx.project, ctx.path_int("hook_id"))
     return hook_entity(hook) if hook is not None else None
@@ -63,7 +65,7 @@ def _hook(ctx: Ctx):
     return hooks.get(ctx.session, ctx.project, ctx.path_int("hook_id"))
 
 
-@API.get("/projects/:id/hooks/:hook_id/deliveries", guards=(ADMIN,), paginated=True,
+@routes.get("/projects/:id/hooks/:hook_id/deliveries", guards=(ADMIN,), paginated=True,
          summary="Delivery attempts of a hook, newest first")  # fmt: skip
 def list_deliveries(ctx: Ctx) -> paging.Page[Delivery]:
     hook = _hook(ctx)
@@ -72,19 +74,19 @@ def list_deliveries(ctx: Ctx) -> paging.Page[Delivery]:
     return paging.Page([delivery_entity(row) for row in found], total, window)
 
 
-@API.get("/projects/:id/hooks/:hook_id/deliveries/:delivery_id", guards=(ADMIN,),
+@routes.get("/projects/:id/hooks/:hook_id/deliveries/:delivery_id", guards=(ADMIN,),
          summary="One delivery attempt with its request and response")  # fmt: skip
 def get_delivery(ctx: Ctx) -> DeliveryDetail:
     return delivery_entity(webhooks.get(ctx.session, _hook(ctx), ctx.path_int("delivery_id")), full=True)
 
 
-@API.post("/projects/:id/hooks/:hook_id/deliveries/:delivery_id/redeliver", guards=(ADMIN,),
+@routes.post("/projects/:id/hooks/:hook_id/deliveries/:delivery_id/redeliver", guards=(ADMIN,),
           summary="Send a delivery's body again (same delivery id)")  # fmt: skip
 def redeliver(ctx: Ctx) -> Queued:
     return queued(webhooks.redeliver(ctx.session, _hook(ctx), ctx.path_int("delivery_id")))
 
 
-@API.post("/projects/:id/hooks/:hook_id/test", guards=(ADMIN,),
+@routes.post("/projects/:id/hooks/:hook_id/test", guards=(ADMIN,),
           summary="Send the latest push's payload (or a sample) to the hook")  # fmt: skip
 def test_hook(ctx: Ctx) -> Queued:
     hook = _hook(ctx)

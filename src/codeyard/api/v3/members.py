@@ -10,13 +10,15 @@ from ...db.models import ProjectMember
 from ...entities.common import Revoked
 from ...entities.members import Member
 from ...entities.members import member as member_entity
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Choice, Id, Str
+from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import members
-from .. import paging
-from ..context import Ctx
 from ..guards import project_guard
-from ..params import Choice, Id, Str
-from ..registry import API
+
+routes = Routes()
 
 READ_MEMBERS = project_guard(policy.READ_MEMBERS)
 ADMIN_MEMBERS = project_guard(policy.ADMIN_MEMBERS)
@@ -27,7 +29,7 @@ def render(ctx: Ctx, member) -> dict:
     return member_entity(member.user, member.access_level, ctx.view)
 
 
-@API.get(
+@routes.get(
     "/projects/:id/members",
     guards=(READ_MEMBERS,),
     paginated=True,
@@ -40,13 +42,13 @@ async def list_members(ctx: Ctx) -> paging.Page[Member]:
     return paging.Page([member_entity(row, row.access_level, ctx.view) for row in rows], total, window)
 
 
-@API.get("/projects/:id/members/:user_id", guards=(READ_MEMBERS,), summary="One member of a project")
+@routes.get("/projects/:id/members/:user_id", guards=(READ_MEMBERS,), summary="One member of a project")
 async def get_member(ctx: Ctx) -> Member:
     row = await members.read_one(ctx.rt.db.loop, ProjectMember, ctx.project_id, ctx.path_int("user_id"))
     return member_entity(row, row.access_level, ctx.view)
 
 
-@API.post(
+@routes.post(
     "/projects/:id/members",
     guards=(ADMIN_MEMBERS,),
     params=(
@@ -60,7 +62,7 @@ def add_member(ctx: Ctx) -> Member:
     return render(ctx, member)
 
 
-@API.put(
+@routes.put(
     "/projects/:id/members/:user_id",
     guards=(ADMIN_MEMBERS,),
     params=(Choice("access_level", policy.ACCESS_LEVELS, required=True, doc=LEVEL_DOC),),
@@ -71,7 +73,7 @@ def update_member(ctx: Ctx) -> Member:
     return render(ctx, member)
 
 
-@API.delete(
+@routes.delete(
     "/projects/:id/members/:user_id",
     guards=(ADMIN_MEMBERS,),
     summary="Remove a member; removing a non-member succeeds too",

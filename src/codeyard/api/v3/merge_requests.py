@@ -10,15 +10,19 @@ from ...db.readers import now
 from ...entities.commits import RepoCommit, repo_commit, repo_diff
 from ...entities.merge_requests import Comment, MergeRequest, MergeRequestChanges, listed_merge_request
 from ...entities.merge_requests import comment as comment_entity
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Bool, Choice, GitText, Id, IntList, Str
+from ...http.refusals import answered
+from ...http.replies import encoded
+from ...http.routing import Routes
 from ...policies import projects as policy
-from ...services import merge_accept, merge_requests
-from .. import paging
-from ..context import Ctx
+from ...services import notes
+from ...services.merge_requests import accept as merge_accept
+from ...services.merge_requests import comparison, reads, records, status
 from ..guards import project_guard
-from ..params import Bool, Choice, GitText, Id, IntList, Str
-from ..refusals import answered
-from ..registry import API
-from ..replies import encoded
+
+routes = Routes()
 
 READ = (project_guard(policy.READ_MERGE_REQUEST),)
 # A request's commits and changes are the repository's code: read under the rule of every other
@@ -38,14 +42,14 @@ def single(method: str, suffix: str = "", **options):
 
     def register(handler):
         plural, singular = SINGLE_FORMS
-        API.add(method, plural + suffix, handler, **options)
+        routes.add(method, plural + suffix, handler, **options)
 
         @functools.wraps(handler)
         def twin(ctx: Ctx):
             return handler(ctx)
 
         twin.__name__ = twin.__qualname__ = handler.__name__ + "_singular_path"
-        API.add(method, singular + suffix, twin, **options)
+        routes.add(method, singular + suffix, twin, **options)
         return handler
 
     return register
@@ -53,15 +57,15 @@ def single(method: str, suffix: str = "", **options):
 
 def render(ctx: Ctx, mr, with_iid: bool = True) -> MergeRequest:
     """MR's entity as this request's transaction holds it (after a write: what it wrote)."""
-    return _listed(ctx, *now(merge_requests.read_one(ctx.reader, mr.target_project_id, mr.id)), with_iid=with_iid)
+    return _listed(ctx, *now(reads.read_one(ctx.reader, mr.target_project_id, mr.id)), with_iid=with_iid)
 
 
 def request_of(ctx: Ctx):
     """The merge request `:merge_request_id` names in the guarded project; 404 `404 Not found`."""
-    return merge_requests.find(ctx.session, ctx.project_id, ctx.path_int("merge_request_id"))
+    return records.find(ctx.session, ctx.project_id, ctx.path_int("merge_request_id"))
 
 
-@API.get(
+@routes.get(
     LIST,
     guards=READ,
     paginated=True,
@@ -76,7 +80,7 @@ def request_of(ctx: Ctx):
 async def list_merge_requests(ctx: Ctx) -> paging.Page[MergeRequest]:
     window, iids = paging.window(ctx), ctx.args.get("iid") or []
     order = {"order_by": ctx.args.get("order_by", "created_at"), "sort": ctx.args.get("sort", "desc")}
-    total, listed = await merge_requests.read_page(
+    total, listed = await reads.read_page(
         ctx.rt.db.loop, ctx.project_id, state=ctx.args.get("state"), iids=iids, offset=window.offset, limit=window.limit,
         **order,
     )  # fmt: skip
@@ -89,13 +93,13 @@ def _listed(ctx: Ctx, row, author, assignee, with_iid: bool = True) -> MergeRequ
 
 @single("GET", guards=READ, summary="A merge request (by its global id)")
 async def get_merge_request(ctx: Ctx) -> MergeRequest:
-    return _listed(ctx, *await merge_requests.read_one(ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id")))
+    return _listed(ctx, *await reads.read_one(ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id")))
 
 
 @single("GET", "/commits", guards=READ_CODE, summary="Commits of the source not on the target, newest first")
 async def merge_request_commits(ctx: Ctx) -> list[RepoCommit]:
-    mr = await merge_requests.compared(ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"))
-    found = await ctx.off_loop(functools.partial(merge_requests.comparison, files=False), ctx.rt, ctx.project_row, mr)
+    mr = await reads.compared(ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"))
+    found = await ctx.off_loop(functools.partial(comparison.comparison, files=False), ctx.rt, ctx.project_row, mr)
     return [repo_commit(info) for info in reversed(found.commits)]
 
 
@@ -104,12 +108,12 @@ async def merge_request_changes(ctx: Ctx) -> MergeRequestChanges:
     # git starts first, from what one prebuilt statement finds; the request's entity is read (on the
     # fast path) while git works, and each change is JSON as soon as git's output for it is read.
     mr_id = ctx.path_int("merge_request_id")
-    mr = await merge_requests.compared(ctx.rt.db.loop, ctx.project_id, mr_id)
-    work = merge_requests.comparer(ctx.rt, ctx.project_id, mr, commits=False,
+    mr = await reads.compared(ctx.rt.db.loop, ctx.project_id, mr_id)
+    work = comparison.comparer(ctx.rt, ctx.project_id, mr, commits=False,
                                    shape=lambda change: encoded(repo_diff(change)))  # fmt: skip
 
     def entity() -> MergeRequest:
-        return _listed(ctx, *now(merge_requests.read_one(ctx.rt.db.fast, ctx.project_id, mr_id)))
+        return _listed(ctx, *now(reads.read_one(ctx.rt.db.fast, ctx.project_id, mr_id)))
 
     data, found = await ctx.off_loop_while(work, entity)
     data["changes"] = found.diffs
@@ -121,7 +125,7 @@ DESCRIPTION = Str("description", max_length=1_000_000, multiline=True, nullable=
 LABELS = Str("labels", max_length=10_000, nullable=True, doc="A comma-separated list of titles, none blank or holding & or ?")
 
 
-@API.post(
+@routes.post(
     LIST,
     guards=CREATE,
     params=(
@@ -137,12 +141,12 @@ LABELS = Str("labels", max_length=10_000, nullable=True, doc="A comma-separated 
     summary="Create a merge request (:id is the source project); 200 (reference DECISIONS row 1)",
 )
 async def create_merge_request(ctx: Ctx) -> MergeRequest:
-    mr, check = merge_requests.create(ctx.session, ctx.rt, ctx.actor, ctx.project, ctx.args)
+    mr, check = records.create(ctx.session, ctx.rt, ctx.actor, ctx.project, ctx.args)
     return render(ctx, await checked(ctx, mr, check), with_iid=False)
 
 
 def checked(ctx: Ctx, mr, check):
-    return merge_requests.checked(ctx.session, ctx.rt, ctx.actor, mr, check, ctx.off_loop)
+    return status.checked(ctx.session, ctx.rt, ctx.actor, mr, check, ctx.off_loop)
 
 
 @single(
@@ -160,7 +164,7 @@ def checked(ctx: Ctx, mr, check):
     summary="Update a merge request; state_event close or reopen",
 )
 async def update_merge_request(ctx: Ctx) -> MergeRequest:
-    mr, check = merge_requests.update(ctx.session, ctx.rt, ctx.actor, ctx.project, request_of(ctx), ctx.args)
+    mr, check = records.update(ctx.session, ctx.rt, ctx.actor, ctx.project, request_of(ctx), ctx.args)
     return render(ctx, await checked(ctx, mr, check), with_iid=False)
 
 
@@ -200,7 +204,7 @@ for _method in ("PUT", "POST"):
 @single("GET", "/comments", guards=READ, paginated=True, summary="Comments on a merge request, oldest first")
 async def list_comments(ctx: Ctx) -> paging.Page[Comment]:
     window, view = paging.window(ctx), ctx.view
-    total, found = await merge_requests.read_comments(
+    total, found = await notes.read_comments(
         ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"), window.offset, window.limit
     )
     return paging.Page([comment_entity(row, view, author) for row, author in found], total, window)
@@ -210,5 +214,5 @@ async def list_comments(ctx: Ctx) -> paging.Page[Comment]:
         params=(Str("note", required=True, max_length=1_000_000, multiline=True),),
         summary="Comment on a merge request; :+1: and :-1: count as votes")  # fmt: skip
 def add_comment(ctx: Ctx) -> Comment:
-    note = merge_requests.comment(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["note"])
+    note = notes.comment_on_merge_request(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["note"])
     return comment_entity(note, ctx.view, note.author)

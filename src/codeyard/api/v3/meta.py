@@ -1,4 +1,4 @@
-"""About the service itself: the OpenAPI document, a health check and the metrics."""
+"""About the service itself: a health check and the metrics (the OpenAPI document is `api/openapi.py`'s)."""
 
 from __future__ import annotations
 
@@ -9,24 +9,20 @@ from starlette.responses import Response
 
 from ... import metrics
 from ...errors import NotFound
+from ...http.context import Ctx
+from ...http.routing import Routes
 from ...jobs import queue
-from ..context import Ctx
-from ..openapi import document
-from ..registry import API, WEB, all_routes
+
+routes = Routes()  # mounted at the root, outside the API
 
 
-@API.get("/openapi.json", auth="none", summary="This API's OpenAPI document")
-def openapi(ctx: Ctx) -> dict:
-    return document(all_routes(), ctx.base_url)
-
-
-@WEB.get("/-/health", auth="none", summary="Health check: the database answers")
+@routes.get("/-/health", auth="none", summary="Health check: the database answers")
 def health(ctx: Ctx) -> dict[str, str]:
     ctx.session.execute(text("SELECT 1"))
     return {"status": "ok"}
 
 
-@WEB.get("/-/metrics", auth="none", summary="Prometheus metrics, for the addresses CODEYARD_METRICS_ALLOW names (404 elsewhere)")
+@routes.get("/-/metrics", auth="none", summary="Prometheus metrics, for the addresses CODEYARD_METRICS_ALLOW names (404 elsewhere)")
 def metrics_page(ctx: Ctx):
     if not allowed(ctx.client_address, ctx.rt.config.metrics_networks):
         raise NotFound()

@@ -6,14 +6,16 @@ from __future__ import annotations
 from ...entities.notes import CommitNote, Note
 from ...entities.notes import commit_note as commit_note_entity
 from ...entities.notes import note as note_entity
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Choice, GitText, Int, Str
+from ...http.routing import Routes
 from ...policies import projects as policy
-from ...services import merge_requests, notes
-from .. import paging
-from ..context import Ctx
+from ...services import notes
 from ..guards import project_guard
-from ..params import Choice, GitText, Int, Str
-from ..registry import API
 from .merge_requests import READ, request_of, single
+
+routes = Routes()
 
 CREATE = (project_guard(policy.READ_MERGE_REQUEST, policy.CREATE_NOTE),)
 BODY = Str("body", required=True, max_length=1_000_000, multiline=True, doc="The text of the note")
@@ -22,7 +24,7 @@ BODY = Str("body", required=True, max_length=1_000_000, multiline=True, doc="The
 @single("GET", "/notes", guards=READ, paginated=True, summary="Notes on a merge request, oldest first")
 async def list_merge_request_notes(ctx: Ctx) -> paging.Page[Note]:
     window, view = paging.window(ctx), ctx.view
-    total, found = await merge_requests.read_comments(
+    total, found = await notes.read_comments(
         ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"), window.offset, window.limit
     )
     return paging.Page([note_entity(row, view, author) for row, author in found], total, window)
@@ -30,7 +32,7 @@ async def list_merge_request_notes(ctx: Ctx) -> paging.Page[Note]:
 
 @single("GET", "/notes/:note_id", guards=READ, summary="A note on a merge request")
 async def get_merge_request_note(ctx: Ctx) -> Note:
-    row, author = await merge_requests.read_comment(
+    row, author = await notes.read_comment(
         ctx.rt.db.loop, ctx.project_id, ctx.path_int("merge_request_id"), ctx.path_int("note_id")
     )
     return note_entity(row, ctx.view, author)
@@ -39,7 +41,7 @@ async def get_merge_request_note(ctx: Ctx) -> Note:
 @single("POST", "/notes", guards=CREATE, params=(BODY,),
         summary="Add a note to a merge request (as a comment: event, Note Hook; :+1: and :-1: are votes)")  # fmt: skip
 def create_merge_request_note(ctx: Ctx) -> Note:
-    row = merge_requests.comment(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["body"])
+    row = notes.comment_on_merge_request(ctx.session, ctx.rt, ctx.project, ctx.actor, request_of(ctx), ctx.args["body"])
     return note_entity(row, ctx.view, row.author)
 
 
@@ -57,7 +59,7 @@ COMMENT_ON_CODE = (project_guard(policy.DOWNLOAD_CODE, policy.CREATE_NOTE),)
 LINE = ("path", "line", "line_type")  # all three, or a comment on the whole commit (GitLab 8.6)
 
 
-@API.get(COMMIT_COMMENTS, guards=READ_CODE, paginated=True, summary="Comments on a commit, oldest first")
+@routes.get(COMMIT_COMMENTS, guards=READ_CODE, paginated=True, summary="Comments on a commit, oldest first")
 async def list_commit_comments(ctx: Ctx) -> paging.Page[CommitNote]:
     window = paging.window(ctx)
     found = await ctx.off_loop(notes.commit, ctx.rt, ctx.project_row, ctx.path_params["sha"])
@@ -65,7 +67,7 @@ async def list_commit_comments(ctx: Ctx) -> paging.Page[CommitNote]:
     return paging.Page([commit_note_entity(row, ctx.view, author) for row, author in listed], total, window)
 
 
-@API.post(
+@routes.post(
     COMMIT_COMMENTS,
     guards=COMMENT_ON_CODE,
     params=(

@@ -9,15 +9,17 @@ from ...entities.common import iso
 from ...entities.events import Event
 from ...entities.events import event as event_entity
 from ...errors import Forbidden, Invalid, NotFound, RecordNotFound
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Bool, Choice, Id, Str, StrList, Url
+from ...http.replies import Reply
+from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import access as access_service
 from ...services import events, namespaces, project_reads, projects, users
-from .. import paging
-from ..context import Ctx
 from ..guards import ADMIN, READ, find_project_awaited, load_project, project_guard
-from ..params import Bool, Choice, Id, Str, StrList, Url
-from ..registry import API
-from ..replies import Reply
+
+routes = Routes()
 
 VISIBILITY_WORDS = {"private": policy.PRIVATE, "internal": policy.INTERNAL, "public": policy.PUBLIC}
 LIST_PARAMS = (
@@ -92,27 +94,27 @@ async def _page(ctx: Ctx, found: project_reads.Query, permissions: bool) -> pagi
     return paging.Page(render(ctx, rows, permissions=permissions, in_list=True), total, window)
 
 
-@API.get("/projects", paginated=True, params=LIST_PARAMS, summary="Projects the caller is a member of")
+@routes.get("/projects", paginated=True, params=LIST_PARAMS, summary="Projects the caller is a member of")
 async def list_projects(ctx: Ctx) -> paging.Page[entities.Project]:
     return await listing(ctx, project_reads.MEMBER)
 
 
-@API.get("/projects/owned", paginated=True, params=LIST_PARAMS, summary="Projects the caller owns")
+@routes.get("/projects/owned", paginated=True, params=LIST_PARAMS, summary="Projects the caller owns")
 async def list_owned(ctx: Ctx) -> paging.Page[entities.Project]:
     return await listing(ctx, project_reads.OWNED)
 
 
-@API.get("/projects/starred", paginated=True, params=LIST_PARAMS, summary="Projects the caller starred")
+@routes.get("/projects/starred", paginated=True, params=LIST_PARAMS, summary="Projects the caller starred")
 async def list_starred(ctx: Ctx) -> paging.Page[entities.Project]:
     return await listing(ctx, project_reads.STARRED, permissions=False)
 
 
-@API.get("/projects/all", admin=True, paginated=True, params=LIST_PARAMS, summary="Every project (admin)")
+@routes.get("/projects/all", admin=True, paginated=True, params=LIST_PARAMS, summary="Every project (admin)")
 async def list_all(ctx: Ctx) -> paging.Page[entities.Project]:
     return await listing(ctx, project_reads.ALL)
 
 
-@API.get(
+@routes.get(
     "/projects/search/:query",
     paginated=True,
     summary="Readable projects whose name contains the query",
@@ -124,7 +126,7 @@ async def search_projects(ctx: Ctx) -> paging.Page[entities.Project]:
     return await _page(ctx, found, permissions=False)
 
 
-@API.get("/projects/:id", summary="A single project (by id or namespace%2Fpath)")
+@routes.get("/projects/:id", summary="A single project (by id or namespace%2Fpath)")
 async def get_project(ctx: Ctx) -> entities.Project:
     # The read path: one statement loads the project, what the entity shows and the caller's
     # memberships; the READ guard's rules (404 unless readable) are applied to that row.
@@ -138,7 +140,7 @@ def _create_attrs(ctx: Ctx) -> dict:
     return dict(ctx.args)
 
 
-@API.post("/projects", params=CREATE_PARAMS, summary="Create a project (in the caller's or a given namespace)")
+@routes.post("/projects", params=CREATE_PARAMS, summary="Create a project (in the caller's or a given namespace)")
 def create_project(ctx: Ctx) -> entities.Project:
     attrs = _create_attrs(ctx)
     namespace_id = attrs.pop("namespace_id", None)
@@ -152,7 +154,7 @@ def create_project(ctx: Ctx) -> entities.Project:
     return render_one(ctx, project)
 
 
-@API.post(
+@routes.post(
     "/projects/user/:user_id",
     admin=True,
     params=(*CREATE_PARAMS[:1], *CREATE_PARAMS[3:], Str("default_branch", max_length=255)),
@@ -169,7 +171,7 @@ def create_project_for_user(ctx: Ctx) -> entities.Project:
     return render_one(ctx, project)
 
 
-@API.put("/projects/:id", guards=(ADMIN,), params=UPDATE_PARAMS, summary="Edit a project")
+@routes.put("/projects/:id", guards=(ADMIN,), params=UPDATE_PARAMS, summary="Edit a project")
 def update_project(ctx: Ctx) -> entities.Project:
     attrs = dict(ctx.args)
     if "default_branch" in attrs:
@@ -178,7 +180,7 @@ def update_project(ctx: Ctx) -> entities.Project:
     return render_one(ctx, project)
 
 
-@API.delete("/projects/:id", summary="Delete a project with everything it owns; a second delete answers 200")
+@routes.delete("/projects/:id", summary="Delete a project with everything it owns; a second delete answers 200")
 def delete_project(ctx: Ctx) -> entities.DeletedProject:
     ident = ctx.path_params["id"]
     if projects.find(ctx.session, ident) is None:
@@ -194,7 +196,7 @@ def delete_project(ctx: Ctx) -> entities.DeletedProject:
     return {"id": project.id, "path_with_namespace": label, "deleted": True}
 
 
-@API.post(
+@routes.post(
     "/projects/fork/:id",
     guards=(project_guard(policy.FORK_PROJECT),),
     params=(Str("namespace", doc="Id or path of a namespace the caller may create projects in (default: their own)"),),
@@ -222,13 +224,13 @@ def _fork_link(link) -> entities.ForkLink:
     }
 
 
-@API.post("/projects/:id/fork/:forked_from_id", admin=True, guards=(READ,), summary="Mark a project as a fork of another (admin)")
+@routes.post("/projects/:id/fork/:forked_from_id", admin=True, guards=(READ,), summary="Mark a project as a fork of another (admin)")
 def create_fork_relation(ctx: Ctx) -> entities.ForkLink:
     source, _ = load_project(ctx, "forked_from_id", not_found="Source Project")
     return _fork_link(projects.link_fork(ctx.session, ctx.project, source))
 
 
-@API.delete("/projects/:id/fork", admin=True, guards=(READ,), summary="Remove the forked-from relation (admin)")
+@routes.delete("/projects/:id/fork", admin=True, guards=(READ,), summary="Remove the forked-from relation (admin)")
 def delete_fork_relation(ctx: Ctx) -> entities.ForkLink | None:
     link = projects.unlink_fork(ctx.session, ctx.project)
     return _fork_link(link) if link is not None else None
@@ -240,30 +242,30 @@ def _star(ctx: Ctx, starred: bool):
     return render_one(ctx, ctx.project)
 
 
-@API.post("/projects/:id/star", guards=(READ,), summary="Star a project (304 when already starred)")
+@routes.post("/projects/:id/star", guards=(READ,), summary="Star a project (304 when already starred)")
 def star_project(ctx: Ctx) -> Reply[entities.Project]:
     return _star(ctx, True)
 
 
-@API.delete("/projects/:id/star", guards=(READ,), summary="Unstar a project (304 when not starred)")
+@routes.delete("/projects/:id/star", guards=(READ,), summary="Unstar a project (304 when not starred)")
 def unstar_project(ctx: Ctx) -> Reply[entities.Project]:
     return _star(ctx, False)
 
 
-@API.post("/projects/:id/archive", guards=(project_guard(policy.ARCHIVE_PROJECT),), summary="Archive a project")
+@routes.post("/projects/:id/archive", guards=(project_guard(policy.ARCHIVE_PROJECT),), summary="Archive a project")
 def archive_project(ctx: Ctx) -> entities.Project:
     projects.set_archived(ctx.project, True)
     return render_one(ctx, ctx.project)
 
 
-@API.post("/projects/:id/unarchive", guards=(project_guard(policy.ARCHIVE_PROJECT),), summary="Unarchive a project")
+@routes.post("/projects/:id/unarchive", guards=(project_guard(policy.ARCHIVE_PROJECT),), summary="Unarchive a project")
 def unarchive_project(ctx: Ctx) -> entities.Project:
     projects.set_archived(ctx.project, False)
     return render_one(ctx, ctx.project)
 
 
 # python-gitlab 1.4 sends unarchive as DELETE and expects 201.
-API.add(
+routes.add(
     "DELETE",
     "/projects/:id/unarchive",
     unarchive_project,
@@ -273,7 +275,7 @@ API.add(
 )
 
 
-@API.get("/projects/:id/events", guards=(READ,), paginated=True, summary="Project events, newest first")
+@routes.get("/projects/:id/events", guards=(READ,), paginated=True, summary="Project events, newest first")
 async def list_events(ctx: Ctx) -> paging.Page[Event]:
     window, view = paging.window(ctx), ctx.view
     total, listed = await events.read_page(ctx.rt.db, ctx.project_id, window.offset, window.limit)

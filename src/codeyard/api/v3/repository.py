@@ -22,16 +22,17 @@ from ...entities.commits import (
 )
 from ...errors import Invalid
 from ...git.paths import is_file_path
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Choice, GitText, Str
+from ...http.replies import json_body
+from ...http.routing import MAX_FILE_BODY, Routes
 from ...policies import projects as policy
 from ...services import files, repository
 from ...services.ci import pipelines
-from .. import paging
-from ..bodies import MAX_FILE_BODY
-from ..context import Ctx
 from ..guards import project_guard
-from ..params import Choice, GitText, Str
-from ..registry import API
-from ..replies import json_body
+
+routes = Routes()
 
 READ = (project_guard(policy.DOWNLOAD_CODE),)
 PUSH = (project_guard(policy.DOWNLOAD_CODE, policy.PUSH_CODE),)
@@ -44,7 +45,7 @@ async def _read(ctx: Ctx, read, *args):
     return await ctx.off_loop(read, ctx.rt, ctx.project_row, *args)
 
 
-@API.get(
+@routes.get(
     REPOSITORY + "/commits",
     guards=READ,
     paginated=True,
@@ -57,19 +58,19 @@ async def list_commits(ctx: Ctx) -> paging.Page[RepoCommit]:
     return paging.Page([repo_commit(info) for info in found], total, window)
 
 
-@API.get(REPOSITORY + "/commits/:sha", guards=READ, summary="A commit")
+@routes.get(REPOSITORY + "/commits/:sha", guards=READ, summary="A commit")
 async def get_commit(ctx: Ctx) -> RepoCommitDetail:
     info = await _read(ctx, repository.commit, ctx.path_params["sha"])
     return repo_commit_detail(info, await pipelines.read_commit_status(ctx.rt.db, ctx.project_id, info.id))
 
 
-@API.get(REPOSITORY + "/commits/:sha/diff", guards=READ, summary="What a commit changed against its first parent")
+@routes.get(REPOSITORY + "/commits/:sha/diff", guards=READ, summary="What a commit changed against its first parent")
 async def get_commit_diff(ctx: Ctx) -> list[RepoDiff]:
     found = await _read(ctx, repository.commit_diff, ctx.path_params["sha"])
     return [repo_diff(diff) for diff in found]
 
 
-@API.get(REPOSITORY + "/contributors", guards=READ, paginated=True,
+@routes.get(REPOSITORY + "/contributors", guards=READ, paginated=True,
          summary="Authors of the default branch by e-mail, the most recent first (its newest 2000 non-merge commits)")  # fmt: skip
 async def list_contributors(ctx: Ctx) -> paging.Page[shapes.Contributor]:
     window = paging.window(ctx)
@@ -78,7 +79,7 @@ async def list_contributors(ctx: Ctx) -> paging.Page[shapes.Contributor]:
     return paging.Page([shapes.contributor(person) for person in page], len(found), window)
 
 
-@API.get(
+@routes.get(
     REPOSITORY + "/compare",
     guards=READ,
     params=(GitText("from", required=True), GitText("to", required=True)),
@@ -90,7 +91,7 @@ async def compare_refs(ctx: Ctx) -> Compare:
     return comparison(found, same_ref=base == head)
 
 
-@API.get(
+@routes.get(
     REPOSITORY + "/tree",
     guards=READ,
     params=(GitText("path"), GitText("ref_name")),
@@ -101,7 +102,7 @@ async def get_tree(ctx: Ctx) -> list[shapes.TreeEntry]:
     return [shapes.tree_entry(entry) for entry in entries]
 
 
-@API.get(
+@routes.get(
     REPOSITORY + "/files",
     guards=READ,
     params=(GitText("file_path", required=True), GitText("ref", required=True)),
@@ -136,7 +137,7 @@ ARCHIVE_FORMATS = {
 }
 
 
-@API.get(
+@routes.get(
     REPOSITORY + "/archive",
     guards=READ,
     params=(GitText("sha", doc="Commit, branch or tag (default: the default branch)"), Choice("format", tuple(ARCHIVE_FORMATS))),
@@ -189,17 +190,17 @@ def _change_file(ctx: Ctx, action: str) -> dict:
     return {"file_path": file_path, "branch_name": branch}
 
 
-@API.post(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), max_body=MAX_FILE_BODY, summary="Commit a new file to a branch")
+@routes.post(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), max_body=MAX_FILE_BODY, summary="Commit a new file to a branch")
 def create_file(ctx: Ctx) -> shapes.FileChange:
     return _change_file(ctx, files.CREATE)
 
 
-@API.put(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), max_body=MAX_FILE_BODY, summary="Commit a change of a file to a branch")
+@routes.put(REPOSITORY + "/files", guards=PUSH, params=_file_params(True), max_body=MAX_FILE_BODY, summary="Commit a change of a file to a branch")
 def update_file(ctx: Ctx) -> shapes.FileChange:
     return _change_file(ctx, files.UPDATE)
 
 
-@API.delete(REPOSITORY + "/files", guards=PUSH, params=_file_params(False), summary="Commit the removal of a file")
+@routes.delete(REPOSITORY + "/files", guards=PUSH, params=_file_params(False), summary="Commit the removal of a file")
 def delete_file(ctx: Ctx) -> shapes.FileChange:
     return _change_file(ctx, files.DELETE)
 
@@ -228,10 +229,10 @@ async def get_commit_blob(ctx: Ctx):
 
 # GitLab 8.6 served one endpoint under both paths (`commits/:sha/blob` is the older form).
 for _path, _handler in (("/blobs/*sha", get_blob_at), ("/commits/*sha/blob", get_commit_blob)):
-    API.get(REPOSITORY + _path, guards=READ, params=(GitText("filepath", required=True),),
+    routes.get(REPOSITORY + _path, guards=READ, params=(GitText("filepath", required=True),),
             summary="The raw content of a file at a commit, branch or tag")(_handler)  # fmt: skip
 
 
-@API.get(REPOSITORY + "/raw_blobs/:sha", guards=READ, summary="The raw content of a blob by its SHA (4 to 40 hex digits)")
+@routes.get(REPOSITORY + "/raw_blobs/:sha", guards=READ, summary="The raw content of a blob by its SHA (4 to 40 hex digits)")
 async def get_raw_blob(ctx: Ctx):
     return await _raw(ctx, await _read(ctx, repository.blob, ctx.path_params["sha"]))

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from ...entities import users as entities
 from ...errors import Unauthorized
+from ...http.context import Ctx
+from ...http.params import Str
+from ...http.routing import Routes
 from ...services import credentials, signin, users
-from ..context import Ctx
-from ..params import Str
-from ..registry import API
+
+routes = Routes()
 
 
-@API.post(
+@routes.post(
     "/session",
     auth="none",
     summary="Sign in with login (username) or email and password; without either, 401 (GitLab 8.6)",

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from ...db.hooks import on_commit
 from ...entities.settings import ApplicationSettings, application_settings
+from ...http.context import Ctx
+from ...http.params import Bool, Choice, Int, IntList, Str, StrList, Url
+from ...http.routing import Routes
 from ...services import settings
-from ..context import Ctx
-from ..params import Bool, Choice, Int, IntList, Str, StrList, Url
-from ..registry import API
+
+routes = Routes()
 
 LEVELS = settings.VISIBILITY_LEVELS
 DOMAIN = r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+"
@@ -40,12 +42,12 @@ SETTINGS_PARAMS = (
 )
 
 
-@API.get("/application/settings", admin=True, summary="The application settings")
+@routes.get("/application/settings", admin=True, summary="The application settings")
 def get_settings(ctx: Ctx) -> ApplicationSettings:
     return application_settings(settings.load(ctx.session))
 
 
-@API.put("/application/settings", admin=True, summary="Change application settings", params=SETTINGS_PARAMS)
+@routes.put("/application/settings", admin=True, summary="Change application settings", params=SETTINGS_PARAMS)
 def update_settings(ctx: Ctx) -> ApplicationSettings:
     changes = dict(ctx.args)
     alias = changes.pop("domain_whitelist", None)

@@ -15,12 +15,15 @@ from starlette.responses import FileResponse
 
 from ...entities.uploads import UploadResult, upload_result
 from ...errors import NotFound
+from ...http.context import Ctx
+from ...http.params import File
+from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import loader, uploads
-from ..context import Ctx
 from ..guards import project_guard
-from ..params import File
-from ..registry import API, WEB
+
+routes = Routes()
+root_routes = Routes()  # mounted at the root, outside the API
 
 # Headers of every served file: no content sniffing, and nothing in it may run or load anything.
 SERVE_HEADERS = {
@@ -30,7 +33,7 @@ SERVE_HEADERS = {
 }
 
 
-@API.post(
+@routes.post(
     "/projects/:id/uploads",
     guards=(project_guard(policy.UPLOAD_FILE),),
     params=(File("file", required=True, doc="The file (multipart/form-data)"),),
@@ -43,14 +46,14 @@ def upload_file(ctx: Ctx) -> UploadResult:
     return upload_result(row.secret, row.filename, uploads.is_image(row.filename))
 
 
-@WEB.get(
+@root_routes.get(
     "/:namespace/:project/uploads/:secret/:filename",
     auth="browser",
     summary="An uploaded file, to anyone who may read the project (anonymous callers: public projects)",
 )
 async def serve_upload(ctx: Ctx):
     ident = loader.path_ident(ctx.path_params["namespace"], ctx.path_params["project"])
-    found = await loader.project_awaited(loader.loop_reader(ctx.rt.db), ident, ctx.actor)
+    found = await loader.project(ctx.rt.db.loop, ident, ctx.actor)
     if found.refusal is not None:
         raise NotFound()
     row, file_path, status = uploads.locate(ctx.session, ctx.rt, found.row.id, ctx.path_params["secret"], ctx.path_params["filename"])

@@ -5,11 +5,13 @@ from __future__ import annotations
 from ...entities import users as entities
 from ...entities.common import iso
 from ...errors import NotFound
+from ...http import paging
+from ...http.context import Ctx
+from ...http.params import Bool, Email, Int, Str, plain_text
+from ...http.routing import Routes
 from ...services import users
-from .. import paging
-from ..context import Ctx
-from ..params import Bool, Email, Int, Str, plain_text
-from ..registry import API
+
+routes = Routes()
 
 NAME = Str("name", max_length=255, check=plain_text, doc="Display name")
 USERNAME = Str("username", max_length=255, strip=True, check=users.namespace_path_errors)
@@ -50,13 +52,13 @@ async def _password_digest(ctx: Ctx) -> str | None:
     return await ctx.rt.password_gate.hash(password) if password else None
 
 
-@API.get("/user", summary="The authenticated user, with the private token it used")
+@routes.get("/user", summary="The authenticated user, with the private token it used")
 def current_user(ctx: Ctx) -> entities.UserLogin:
     can_create = users.caller_can_create_project(ctx.actor)
     return entities.user_login(ctx.actor, ctx.view, can_create, ctx.private_token)
 
 
-@API.get(
+@routes.get(
     "/users",
     paginated=True,
     summary="List users (full records for admins)",
@@ -79,7 +81,7 @@ async def list_users(ctx: Ctx) -> paging.Page[entities.UserFull | entities.UserB
     return paging.Page(items, total, window)
 
 
-@API.get("/users/:id", summary="A single user")
+@routes.get("/users/:id", summary="A single user")
 async def get_user(ctx: Ctx) -> entities.UserFull | entities.User:
     row = await users.read_record(ctx.rt.db, ctx.path_int("id"))
     if ctx.actor.is_admin:
@@ -87,7 +89,7 @@ async def get_user(ctx: Ctx) -> entities.UserFull | entities.User:
     return entities.user(row, ctx.view)
 
 
-@API.post(
+@routes.post(
     "/users",
     admin=True,
     summary="Create a user (admin)",
@@ -98,7 +100,7 @@ async def create_user(ctx: Ctx) -> entities.UserFull:
     return _full(ctx, users.create(ctx.session, fields_from(ctx.args), digest))
 
 
-@API.put(
+@routes.put(
     "/users/:id",
     admin=True,
     summary="Edit a user (admin)",
@@ -111,7 +113,7 @@ async def update_user(ctx: Ctx) -> entities.UserFull:
     return _full(ctx, users.update(ctx.session, user, fields_from(ctx.args), digest))
 
 
-@API.delete("/users/:id", admin=True, summary="Delete a user with their personal projects (admin)")
+@routes.delete("/users/:id", admin=True, summary="Delete a user with their personal projects (admin)")
 def delete_user(ctx: Ctx) -> entities.UserFull | entities.DeletedUser:
     user_id = ctx.path_int("id", not_found=lambda: NotFound("User"))
     user = users.find(ctx.session, user_id)
@@ -125,13 +127,13 @@ def delete_user(ctx: Ctx) -> entities.UserFull | entities.DeletedUser:
     return rendered
 
 
-@API.put("/users/:id/block", admin=True, summary="Block a user (admin); true when the state changed")
+@routes.put("/users/:id/block", admin=True, summary="Block a user (admin); true when the state changed")
 def block_user(ctx: Ctx) -> bool:
     user = users.get(ctx.session, ctx.path_int("id", not_found=lambda: NotFound("User")))
     return users.set_state(ctx.session, user, "blocked")
 
 
-@API.put("/users/:id/unblock", admin=True, summary="Unblock a user (admin); true when the state changed")
+@routes.put("/users/:id/unblock", admin=True, summary="Unblock a user (admin); true when the state changed")
 def unblock_user(ctx: Ctx) -> bool:
     user = users.get(ctx.session, ctx.path_int("id", not_found=lambda: NotFound("User")))
     return users.set_state(ctx.session, user, "active")

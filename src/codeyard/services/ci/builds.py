@@ -27,7 +27,8 @@ from ...db.queries import read_page as read_page_of
 from ...entities.builds import build_hook_payload
 from ...errors import BadRequest, Forbidden, NotFound
 from ...git import repo
-from .. import merge_requests, webhooks
+from .. import webhooks
+from ..merge_requests import reactions
 from ..repository import path_by_id, path_of
 from . import coverage, pipelines, traces
 
@@ -87,7 +88,7 @@ def finish(session: Session, rt, build: Build, state: str) -> bool:
 def status_changed(session: Session, pipeline: Pipeline) -> None:
     """Derive the pipeline's status again; when it succeeded, merge what waits for it."""
     if pipelines.refresh_status(session, pipeline) == SUCCESS:
-        merge_requests.pipeline_succeeded(session, pipeline)
+        reactions.pipeline_succeeded(session, pipeline)
 
 
 def call_hooks(session: Session, rt, project: Project, pipeline: Pipeline, build: Build) -> None:

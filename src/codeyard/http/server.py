@@ -24,7 +24,7 @@ for IPv4 and IPv6 whatever the socket's `proto` says; Unix sockets have no Nagle
 
 Each server process also has asyncio wait for its children (git) on pidfds (`watch_children_by_pidfd`).
 
-`codeyard serve` runs uvicorn with `http="codeyard.httpserver:BoundedHttpToolsProtocol"`; the
+`codeyard serve` runs uvicorn with `http="codeyard.http.server:BoundedHttpToolsProtocol"`; the
 limits come from the environment the command exports, so every worker process reads the same.
 """
 
@@ -43,8 +43,8 @@ import httptools
 import orjson
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from . import config as config_module
-from .api.routing import MAX_TARGET
+from .. import config as config_module
+from .routing import MAX_TARGET
 
 MAX_HEAD = 64 * 1024
 LINGER = 5.0  # seconds, at most, a connection answered before its body was read is drained before it closes

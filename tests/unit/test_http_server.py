@@ -13,7 +13,7 @@ import pytest
 from uvicorn.config import Config
 from uvicorn.server import ServerState
 
-from codeyard import httpserver
+from codeyard.http import server
 
 
 class FakeTransport:
@@ -54,12 +54,12 @@ async def app(scope, receive, send):
 
 @pytest.fixture
 def protocol(monkeypatch):
-    settings = httpserver.config_module.load({"CODEYARD_HEADER_TIMEOUT": "5", "CODEYARD_BODY_TIMEOUT": "5"})
-    monkeypatch.setattr(httpserver, "limits", lambda: settings)
+    settings = server.config_module.load({"CODEYARD_HEADER_TIMEOUT": "5", "CODEYARD_BODY_TIMEOUT": "5"})
+    monkeypatch.setattr(server, "limits", lambda: settings)
     loop = asyncio.new_event_loop()
     config = Config(app=app, http="httptools", log_level="warning")
     config.load()
-    proto = httpserver.BoundedHttpToolsProtocol(config, ServerState(), {}, _loop=loop)
+    proto = server.BoundedHttpToolsProtocol(config, ServerState(), {}, _loop=loop)
     proto.connection_made(FakeTransport())
     yield proto
     proto.connection_lost(None)
@@ -110,15 +110,15 @@ class SocketTransport(FakeTransport):
 def test_tcp_sockets_of_any_proto_get_no_delay(family):
     with socket.socket(family, socket.SOCK_STREAM, 0) as sock:  # proto 0, as uvicorn's supervisor binds
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
-        httpserver.no_delay(SocketTransport(sock))
+        server.no_delay(SocketTransport(sock))
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
 
 
 def test_unix_sockets_and_transports_without_one_are_left_alone():
     left, right = socket.socketpair(socket.AF_UNIX)
     with left, right:
-        httpserver.no_delay(SocketTransport(left))
-    httpserver.no_delay(FakeTransport())
+        server.no_delay(SocketTransport(left))
+    server.no_delay(FakeTransport())
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12 and later wait on pidfds by themselves")
@@ -127,11 +127,11 @@ def test_a_server_process_waits_for_git_without_a_thread_per_child():
     runs adds no thread; without it, asyncio's default watcher starts one."""
     program = textwrap.dedent("""
         import asyncio, sys, threading
-        from codeyard import httpserver
+        from codeyard.http import server
 
         async def threads_while_a_child_runs(watch):
             if watch:
-                httpserver.watch_children_by_pidfd()
+                server.watch_children_by_pidfd()
             process = await asyncio.create_subprocess_exec("sleep", "0.3")
             count = threading.active_count()
             assert await process.wait() == 0

@@ -15,13 +15,15 @@ API's hundred-odd routes that alone cost more than the whole request (see docs/M
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote
 
-from .bodies import MAX_BODY
 from .params import Param
 
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
+# A route's bound on its request body, read by `bodies.read_body`.
+MAX_BODY = 1024 * 1024  # endpoints that take no files
+MAX_FILE_BODY = 10 * 1024 * 1024  # the files API: a file's content, base64 or not, inside a JSON or form body
 
 
 @dataclass(frozen=True)
@@ -55,14 +57,14 @@ class Route:
 
 
 @dataclass
-class Registry:
-    """Collects the routes a module declares; `app.py` builds one `Router` from all registries."""
+class Routes:
+    """The routes one module declares, with templates relative to where `codeyard.routes` mounts
+    them (the API's under its version's prefix, the others at the root)."""
 
-    prefix: str = ""
     routes: list[Route] = field(default_factory=list)
 
     def add(self, method: str, template: str, handler: Callable, **options) -> Route:
-        route = Route(method=method, template=self.prefix + template, handler=handler, **options)
+        route = Route(method=method, template=template, handler=handler, **options)
         self.routes.append(route)
         return route
 
@@ -84,6 +86,11 @@ class Registry:
 
     def delete(self, template: str, **options) -> Callable:
         return self.route("DELETE", template, **options)
+
+
+def mount(prefix: str, *declared: Routes) -> list[Route]:
+    """The routes DECLARED under PREFIX ("" for the root)."""
+    return [replace(route, template=prefix + route.template) for routes in declared for route in routes.routes]
 
 
 MAX_TARGET = 8 * 1024  # bytes of path and query; longer is 414, as nginx's default buffers answer

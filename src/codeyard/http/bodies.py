@@ -20,8 +20,6 @@ from .params import parse_pairs
 if TYPE_CHECKING:
     from .context import Ctx
 
-MAX_BODY = 1024 * 1024  # endpoints that take no files
-MAX_FILE_BODY = 10 * 1024 * 1024  # the files API: a file's content, base64 or not, inside a JSON or form body
 MAX_FIELDS = 1000
 MAX_FILES = 10
 MAX_JSON_DEPTH = 100

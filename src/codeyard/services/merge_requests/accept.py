@@ -6,7 +6,8 @@ never finished), git writing the merge commit (`write_merge`) with no transactio
 merge recorded (`finish_merge`) or the request unlocked (`abandon_merge`). `accept` runs them with
 the commits between; its answer is an `Outcome`, and a refusal carries its reason (`Refused`),
 which each caller turns into its own answer: the API and the pages a status and message
-(api/refusals.py), the job a log line.
+(http/refusals.py), the job a log line. The job that merges once a build succeeds is queued by
+`reactions.pipeline_succeeded`.
 """
 
 from __future__ import annotations
@@ -20,22 +21,25 @@ from types import SimpleNamespace
 
 from sqlalchemy.orm import Session
 
-from ..db.models import MergeRequest, Project, User, utcnow
-from ..db.models.ci import SUCCESS
-from ..db.models.merge_requests import CAN_BE_MERGED, CANNOT_BE_MERGED, LOCKED, MERGED, OPENED
-from ..errors import CodeyardError, Forbidden
-from ..git import merge_refs
-from ..git.file_commits import clean_identity
-from ..git.refs import HEADS
-from ..jobs import queue
-from ..policies import branches as branch_policy
-from ..policies import projects as policy
-from . import access as access_service
-from . import branches, events, merge_requests, protected_branches, pushes
-from .ci import pipelines
-from .outcomes import Refusal
-from .ref_updates import RefUpdate
-from .repository import path_of, reading
+from ...db.models import MergeRequest, Project, User, utcnow
+from ...db.models.ci import SUCCESS
+from ...db.models.merge_requests import CAN_BE_MERGED, CANNOT_BE_MERGED, LOCKED, MERGED, OPENED
+from ...errors import CodeyardError, Forbidden
+from ...git import merge_refs
+from ...git.file_commits import clean_identity
+from ...git.refs import HEADS
+from ...jobs import queue
+from ...policies import branches as branch_policy
+from ...policies import projects as policy
+from .. import access as access_service
+from .. import branches, events, protected_branches, pushes
+from ..ci import pipelines
+from ..outcomes import Refusal
+from ..ref_updates import RefUpdate
+from ..repository import path_of, reading
+from .comparison import keep_comparison
+from .status import check_status
+from .trail import record, source_of, system_note
 
 log = logging.getLogger("codeyard.merge_requests")
 
@@ -86,7 +90,7 @@ def trial_merge(rt, project: Project, mr: MergeRequest) -> Trial:
 
 class Refused(enum.Enum):
     """Why an accept, or the cancel of an automatic merge, was refused; each edge says it its own way
-    (`api/refusals.py` for the API and the pages, a log line for the jobs)."""
+    (`http/refusals.py` for the API and the pages, a log line for the jobs)."""
 
     GONE = "the request is gone"
     MAY_NOT_MERGE = "the caller may not push to the target branch"
@@ -136,7 +140,7 @@ def begin_merge(session: Session, rt, project: Project, access, actor, mr: Merge
 
 def _merge_status(session: Session, rt, mr: MergeRequest, head: str, trial: Trial | None) -> str:
     if trial is None or (trial.head, trial.target_branch) != (head, mr.target_branch):
-        return merge_requests.check_status(session, rt, mr)
+        return check_status(session, rt, mr)
     mr.merge_status = CAN_BE_MERGED if trial.mergeable else CANNOT_BE_MERGED
     return mr.merge_status
 
@@ -187,14 +191,14 @@ def settle_lock(rt, job) -> None:
             merge = merge_refs.merged_by(path, mr.target_branch, head) if head else None
         if merge is None:
             mr.state = _unlock(mr)
-            merge_requests.check_status(session, rt, mr)
+            check_status(session, rt, mr)
             log.warning("merge request %s: an accept that never finished was undone", mr.id)
             return
         log.warning("merge request %s: an accept that never finished is recorded (%s)", mr.id, merge[1])
         if merge[1] is None:  # merged some other way, long ago: no merge commit to name
             _unlock(mr)
             mr.state = MERGED
-            merge_requests.record(session, rt, project, actor, mr, events.MERGED, "merge")
+            record(session, rt, project, actor, mr, events.MERGED, "merge")
             return
         plan = SimpleNamespace(mr_id=mr.id, target_branch=mr.target_branch, head=head, remove_source=False)
         finish_merge(session, rt, project, actor, plan, merge)
@@ -234,10 +238,10 @@ def finish_merge(session: Session, rt, project: Project, actor, plan: MergePlan,
     old, new = moved
     _unlock(mr)
     mr.state, mr.merge_commit_sha = MERGED, new
-    merge_requests.keep_comparison(rt, mr, old, plan.head)
+    keep_comparison(rt, mr, old, plan.head)
     mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
     session.flush()
-    merge_requests.record(session, rt, project, actor, mr, events.MERGED, "merge")
+    record(session, rt, project, actor, mr, events.MERGED, "merge")
     pushes.post_push(session, rt, project, actor, [RefUpdate(HEADS + plan.target_branch, old, new)])
     if plan.remove_source:
         _remove_source(session, rt, actor, mr)
@@ -248,7 +252,7 @@ def _remove_source(session: Session, rt, actor, mr: MergeRequest) -> None:
     """Delete the source branch under the branches API's rule in the source project (push access
     there, not protected, not its default branch); otherwise keep it and say why in a system note
     (GitLab 8 kept it silently): the acceptor of a fork's request need not be able to write to it."""
-    source = merge_requests.source_of(session, mr)
+    source = source_of(session, mr)
     if source is None:
         return
     access = access_service.access(session, actor, source)
@@ -263,9 +267,8 @@ def _remove_source(session: Session, rt, actor, mr: MergeRequest) -> None:
 
 def _keep_source(session: Session, actor, mr: MergeRequest, why: str) -> None:
     log.info("source branch of merge request %s kept: %s", mr.id, why)
-    merge_requests.system_note(session, mr, actor.id, f"did not remove the source branch {mr.source_branch}: {why}")
+    system_note(session, mr, actor.id, f"did not remove the source branch {mr.source_branch}: {why}")
     session.flush()
-
 
 
 def _wait_for_builds(session: Session, actor, mr: MergeRequest, args: dict) -> None:

@@ -4,7 +4,7 @@ the web pages alike: a service says why it refused, this says how the edge answe
 from __future__ import annotations
 
 from ..errors import CodeyardError, Conflict, MethodNotAllowed, NotAcceptable, RecordNotFound, Unauthorized
-from ..services.merge_accept import Refused
+from ..services.merge_requests.accept import Refused
 from ..services.outcomes import Refusal
 
 _ANSWERS = {

@@ -1,0 +1,79 @@
+"""Where every route is mounted: the one list of the modules that declare routes.
+
+Each handler module declares its routes in a `Routes` of its own, with templates relative to where
+they are mounted; nothing registers itself anywhere else. Here the API's routes are mounted under
+its version's prefix with the OpenAPI document of what is served, the others at the root (the
+runners' protocol, OAuth, git over HTTP, uploads, health and metrics), and the web pages beside
+them. A second API version on the same handlers is one more `mount` here.
+"""
+
+from __future__ import annotations
+
+from .api import ci, oauth, openapi
+from .api.v3 import (
+    branches,
+    build_artifacts,
+    builds,
+    commit_statuses,
+    groups,
+    hooks,
+    members,
+    merge_requests,
+    meta,
+    namespaces,
+    notes,
+    projects,
+    repository,
+    session,
+    settings,
+    uploads,
+    users,
+)
+from .githttp import transport
+from .http.routing import Route, mount
+from .web import builds as build_pages
+from .web import home as home_pages
+from .web import merge_requests as merge_request_pages
+from .web import pipelines as pipeline_pages
+from .web import repository as repository_pages
+from .web import settings as settings_pages
+
+API_V3 = "/api/v3"
+API = (
+    ci.routes,
+    branches.routes,
+    build_artifacts.routes,
+    builds.routes,
+    commit_statuses.routes,
+    projects.routes,
+    groups.routes,
+    hooks.routes,
+    members.routes,
+    merge_requests.routes,
+    namespaces.routes,
+    notes.routes,
+    repository.routes,
+    session.routes,
+    settings.routes,
+    uploads.routes,
+    users.routes,
+)
+OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
+PAGES = (
+    repository_pages.pages,
+    build_pages.pages,
+    home_pages.pages,
+    merge_request_pages.pages,
+    pipeline_pages.pages,
+    settings_pages.pages,
+)
+
+
+def documented_routes() -> list[Route]:
+    """The routes the OpenAPI document lists: the API's (and the document's own) and those outside it."""
+    return openapi.with_document(API_V3, [*mount(API_V3, *API), *mount("", *OUTSIDE_THE_API)])
+
+
+def every_route() -> list[Route]:
+    """The documented routes and the web pages (HTML, not part of the API document)."""
+    return [*documented_routes(), *mount("", *PAGES)]
