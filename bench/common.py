@@ -299,13 +299,14 @@ def run_wrk_with(wrk: str, url: str, options: list[str], seconds: int, connectio
 def alternating_rounds(wrk: str, targets: dict[str, str], cpu: dict[str, Callable[[], float]], token: str, args,
                        report) -> dict[str, list]:  # fmt: skip
     """name -> wrk's runs of each of TARGETS (name -> URL), in ARGS.rounds rounds of ARGS.seconds at
-    ARGS.connections, the endpoints alternating within each round; each run also carries `cpu_ms`,
+    ARGS.connections, the endpoints alternating within each round (in reverse order every other
+    round, so that none always runs right after another); each run also carries `cpu_ms`,
     the CPU its server used per request (CPU[name]() is that server's CPU seconds so far: a
     Server's cpu_seconds, or cpu_seconds of a pid). REPORT(number, {name: that round's run}) after
     each round."""
     results: dict[str, list] = {name: [] for name in targets}
     for number in range(args.rounds):
-        for name, url in targets.items():
+        for name, url in list(targets.items())[::-1 if number % 2 else 1]:
             before = cpu[name]()
             run = run_wrk(wrk, url, token, args.seconds, args.connections)
             if not run["requests"]:

@@ -133,9 +133,9 @@ def measure(args, wrk: str, env: dict, script: Path, floor_base: str, servers: d
     CONNECTIONS, each codeyard round from the seeded queue; codeyard's rounds carry the server's
     CPU milliseconds per request."""
     runs: dict[str, list] = {"floor": [], **{shape: [] for shape in servers}}
-    for _ in range(args.rounds):
+    for number in range(args.rounds):
         runs["floor"].append(run_wrk_post(wrk, floor_base + "/ci/api/v1/builds/register", script, args.seconds, connections))
-        for shape, server in servers.items():
+        for shape, server in list(servers.items())[::-1 if number % 2 else 1]:  # neither always first
             subprocess.run([PYTHON, "-c", REQUEUE], env=env, check=True)
             before = server.cpu_seconds()
             run = run_wrk_post(wrk, f"{server.base}/ci/api/v1/builds/register", script, args.seconds, connections)
