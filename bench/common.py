@@ -4,6 +4,11 @@ Every bench measures codeyard as `make serve` starts it: `codeyard serve`, one s
 usable core with its job worker (SHIPPED), and where that helps to read a figure the same command
 with `--workers 1` beside it (ONE). Both are started by `codeyard_server`; the baselines they are
 compared with (the bare ASGI floor under uvicorn, git on disk) run in the same run.
+
+`--compare-tree DIR` (every bench with `--servers`) measures another checkout's codeyard, run from
+DIR's `.venv`, as `before` beside this one's as `after`, over the same seeded data, rounds
+alternating: a change's cost against its base in one run (`print_tree_comparison`; projects_list,
+polled_reads and runner_queue print it). tree_pairs.py does the same in-process, for a busy machine.
 """
 
 from __future__ import annotations
