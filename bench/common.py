@@ -4,6 +4,11 @@ Every bench measures codeyard as `make serve` starts it: `codeyard serve`, one s
 usable core with its job worker (SHIPPED), and where that helps to read a figure the same command
 with `--workers 1` beside it (ONE). Both are started by `codeyard_server`; the baselines they are
 compared with (the bare ASGI floor under uvicorn, git on disk) run in the same run.
+
+`--compare-tree DIR` (every bench with `--servers`) measures another checkout's codeyard, run from
+DIR's `.venv`, as `before` beside this one's as `after`, over the same seeded data, rounds
+alternating: a change's cost against its base in one run (`print_tree_comparison`; projects_list,
+polled_reads and runner_queue print it). tree_pairs.py does the same in-process, for a busy machine.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -41,6 +47,10 @@ async def app(scope, receive, send):
 # The server's shapes: name -> its --workers (None: the default, one process per usable core).
 SHIPPED, ONE = "as shipped", "one process"
 SHAPES = {SHIPPED: None, ONE: 1}
+# --compare-tree adds two shapes: codeyard of another checkout (BEFORE) and of this one (AFTER), each
+# with --servers' workers; TREES names the checkout a shape's server runs from (this one if absent).
+BEFORE, AFTER = "before", "after"
+TREES: dict[str, Path] = {}
 
 
 @dataclass
@@ -78,9 +88,10 @@ def codeyard_server(env: dict[str, str], shape: str = SHIPPED, **popen):
     port = free_port()
     server_env = {**env, "CODEYARD_PORT": str(port), "CODEYARD_BASE_URL": f"http://127.0.0.1:{port}"}
     server_env.pop("CODEYARD_WORKERS", None)
-    workers = SHAPES[shape]
-    command = [PYTHON, "-m", "codeyard", "serve", "--port", str(port), *(["--workers", str(workers)] if workers else [])]
-    process = subprocess.Popen(command, env=server_env, cwd=ROOT, stdout=subprocess.DEVNULL, **popen)
+    workers, tree = SHAPES[shape], TREES.get(shape, ROOT)
+    python = str(tree / ".venv" / "bin" / "python") if shape in TREES else PYTHON
+    command = [python, "-m", "codeyard", "serve", "--port", str(port), *(["--workers", str(workers)] if workers else [])]
+    process = subprocess.Popen(command, env=server_env, cwd=tree, stdout=subprocess.DEVNULL, **popen)
     try:
         server = Server(shape, process, port)
         wait_until_up(server.base + "/-/health")
@@ -98,12 +109,20 @@ def codeyard_servers(env: dict[str, str], shapes=tuple(SHAPES), **popen):
 
 
 def add_shape_option(parser: argparse.ArgumentParser) -> None:
-    """--servers: which shapes a bench measures (default both, side by side)."""
+    """--servers: which shapes a bench measures (default both, side by side); --compare-tree: this
+    checkout's codeyard against another's instead, in alternating rounds over the same data."""
     parser.add_argument("--servers", choices=("both", "shipped", "one"), default="both",
                         help="the server as shipped, with one process (--workers 1), or both side by side")  # fmt: skip
+    parser.add_argument("--compare-tree", type=Path, metavar="DIR",
+                        help="measure DIR's codeyard (its .venv, `before`) against this checkout's (`after`), "
+                             "each with --servers' processes (one unless `shipped`)")  # fmt: skip
 
 
 def chosen_shapes(args) -> tuple[str, ...]:
+    if getattr(args, "compare_tree", None):
+        SHAPES[BEFORE] = SHAPES[AFTER] = SHAPES[SHIPPED] if args.servers == "shipped" else 1
+        TREES[BEFORE], TREES[AFTER] = args.compare_tree.resolve(), ROOT
+        return BEFORE, AFTER
     return {"both": (SHIPPED, ONE), "shipped": (SHIPPED,), "one": (ONE,)}[args.servers]
 
 
@@ -285,13 +304,14 @@ def run_wrk_with(wrk: str, url: str, options: list[str], seconds: int, connectio
 def alternating_rounds(wrk: str, targets: dict[str, str], cpu: dict[str, Callable[[], float]], token: str, args,
                        report) -> dict[str, list]:  # fmt: skip
     """name -> wrk's runs of each of TARGETS (name -> URL), in ARGS.rounds rounds of ARGS.seconds at
-    ARGS.connections, the endpoints alternating within each round; each run also carries `cpu_ms`,
+    ARGS.connections, the endpoints alternating within each round (in reverse order every other
+    round, so that none always runs right after another); each run also carries `cpu_ms`,
     the CPU its server used per request (CPU[name]() is that server's CPU seconds so far: a
     Server's cpu_seconds, or cpu_seconds of a pid). REPORT(number, {name: that round's run}) after
     each round."""
     results: dict[str, list] = {name: [] for name in targets}
     for number in range(args.rounds):
-        for name, url in targets.items():
+        for name, url in list(targets.items())[::-1 if number % 2 else 1]:
             before = cpu[name]()
             run = run_wrk(wrk, url, token, args.seconds, args.connections)
             if not run["requests"]:
@@ -330,3 +350,26 @@ def stop(processes) -> None:
         process.terminate()
     for process in processes:
         process.wait(timeout=20)
+
+
+def print_tree_comparison(results: dict[str, list]) -> None:
+    """For each row measured on both trees (--compare-tree): the medians of req/s and of CPU ms per
+    request before and after, after/before, and the noise (each side's spread over its rounds,
+    (max - min) / median, the larger of the two); then after/before of each side's least CPU ms per
+    request (on a shared machine the other load only ever adds to it)."""
+    pairs = [name[: -len(f" [{BEFORE}]")] for name in results if name.endswith(f"[{BEFORE}]")]
+    if not pairs:
+        return
+    print("\nafter / before (medians over the rounds; noise: the larger spread of the two sides)")
+    print(f"{'':40s} {'req/s before':>12s} {'after':>8s} {'ratio':>6s} {'noise':>6s} "
+          f"{'cpu ms before':>13s} {'after':>8s} {'ratio':>6s} {'noise':>6s} {'least cpu ratio':>16s}")  # fmt: skip
+    for name in pairs:
+        before, after = results[shaped(name, BEFORE)], results[shaped(name, AFTER)]
+        cells = []
+        for key, old_spec, new_spec in (("rps", "12.0f", "8.0f"), ("cpu_ms", "13.3f", "8.3f")):
+            old, new = (statistics.median(run[key] for run in runs) for runs in (before, after))
+            noise = max((max(r[key] for r in runs) - min(r[key] for r in runs)) / statistics.median(r[key] for r in runs)
+                        for runs in (before, after))  # fmt: skip
+            cells.append(f" {old:{old_spec}} {new:{new_spec}} {new / old:6.3f} {noise:6.1%}")
+        least = min(r["cpu_ms"] for r in after) / min(r["cpu_ms"] for r in before)
+        print(f"{name:40s}{''.join(cells)} {least:16.3f}")

@@ -9,7 +9,10 @@ serve`, one process per core) and with one process against `git diff --patch mas
 the hosted repository (alternating, median of 15 rounds each), and times `PUT .../merge` on `long`
 on each server (one branch each).
 
-    .venv/bin/python bench/mr_changes.py [--files 1000] [--commits 20000] [--servers both|shipped|one]
+    .venv/bin/python bench/mr_changes.py [--files 1000] [--commits 20000] [--db postgres] [--servers both|shipped|one]
+
+`--db postgres` runs codeyard on a fresh schema of CODEYARD_BENCH_POSTGRES_URL (default
+postgresql://postgres@127.0.0.1:5432/test), dropped afterwards.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from common import (
     seed_one_project,
     timed,
 )
+from projects_list import database
 
 SECOND_PROJECT = """
 from codeyard import config
@@ -102,12 +106,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--commits", type=int, default=20000)
+    parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
     add_shape_option(parser)
     args = parser.parse_args()
     shapes = chosen_shapes(args)
-    with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="codeyard-bench-") as tmp, database(args.db) as db_env:
         tmp = Path(tmp)
         env, _port = codeyard_env(tmp)
+        env.update(db_env)
         git_env = clean_git_env(tmp)
         print(f"building a {args.files}-file request and a {args.commits}-commit history ...", flush=True)
         wide, long = build(tmp, "wide", wide_stream(args.files), git_env), build(tmp, "long", long_stream(args.commits), git_env)
@@ -117,8 +123,7 @@ def main() -> None:
             remote = servers[shapes[0]].base.replace("http://", f"http://bench:{token}@")
             for source, path, branches in ((wide, "big", ["feature"]), (long, "long", ["feature", "feature-b"])):
                 git("push", "-q", f"{remote}/bench/{path}.git", "master", *branches, cwd=source, env=git_env)
-            apis = {shape: server.base + "/api/v3/projects" for shape, server in servers.items()}
-            results = measure(apis, tmp / "data" / "repositories", token)
+            results = measure(servers, tmp / "data" / "repositories", token)
     report(results, args, shapes)
 
 
@@ -130,23 +135,29 @@ def open_request(api: str, project: int, token: str, branch: str = "feature") ->
 ROUNDS = 15
 
 
-def measure(apis: dict[str, str], repositories: Path, token: str) -> dict:
+def measure(servers: dict, repositories: Path, token: str) -> dict:
     """All sides alternate, round after round (a change in the machine's speed falls on each), after
-    two warm-up requests to each server; the medians of ROUNDS rounds. Then an accept on each server."""
+    two warm-up requests to each server (SERVERS: shape -> Server); the medians of ROUNDS rounds, of
+    the answer's time and of the server's CPU for it. Then an accept on each server."""
     results = {}
+    apis = {shape: server.base + "/api/v3/projects" for shape, server in servers.items()}
     wide = open_request(next(iter(apis.values())), 1, token)
     hosted = repositories / "1.git"
     diff = ["git", "diff", "--patch", "master...feature"]
     answers: dict[str, list] = {shape: [] for shape in apis}
+    cpu_ms: dict[str, list] = {shape: [] for shape in apis}
     for api in apis.values():
         for _ in range(2):
             call("GET", f"{api}/1/merge_requests/{wide}/changes", token)
     git_runs = []
     for _ in range(ROUNDS):
         for shape, api in apis.items():
+            before = servers[shape].cpu_seconds()
             answers[shape].append(call("GET", f"{api}/1/merge_requests/{wide}/changes", token))
+            cpu_ms[shape].append((servers[shape].cpu_seconds() - before) * 1000)
         git_runs.append(timed(lambda: subprocess.run(diff, cwd=hosted, check=True, stdout=subprocess.DEVNULL)))
     results["changes_s"] = {shape: statistics.median(seconds for seconds, _ in runs) for shape, runs in answers.items()}
+    results["changes_cpu_ms"] = {shape: statistics.median(runs) for shape, runs in cpu_ms.items()}
     results["git_diff_s"] = statistics.median(git_runs)
     changes = json.loads(answers[next(iter(apis))][-1][1])["changes"]
     results["changed_files"] = len(changes)
@@ -163,7 +174,7 @@ def report(r: dict, args, shapes) -> None:
     print(f"\nGET changes of a request touching {args.files} files ({r['changed_files']} changes, {r['cut']} cut)")
     for shape in shapes:
         print(f"  API {shape + ',':13s} median of {ROUNDS}   {r['changes_s'][shape]:7.4f} s   ratio API/git "
-              f"{r['changes_s'][shape] / r['git_diff_s']:5.2f}   (goal <= 1.5)")  # fmt: skip
+              f"{r['changes_s'][shape] / r['git_diff_s']:5.2f}   (goal <= 1.5)   server CPU {r['changes_cpu_ms'][shape]:.0f} ms")  # fmt: skip
     print(f"  git diff --patch (median of {ROUNDS})  {r['git_diff_s']:7.4f} s")
     print(f"\naccept on a {args.commits}-commit repository: "
           + ", ".join(f"{shape} {r['accept_s'][shape]:.3f} s (state {r['accept_state'][shape]})" for shape in shapes))

@@ -39,6 +39,7 @@ from common import (
     ensure_wrk,
     print_side_by_side,
     print_table,
+    print_tree_comparison,
     shaped,
     start_floor,
     stop,
@@ -185,6 +186,7 @@ def main() -> None:
     best = lambda name, shape: max(run["rps"] for run in results[shaped(name, shape)])  # noqa: E731
     print_side_by_side(f"best round's req/s side by side (ratio: to GET /user on the same server; the small floor: "
                        f"{max(run['rps'] for run in results[FLOOR]):.0f} req/s)", paths, shapes, best, baseline=USER)  # fmt: skip
+    print_tree_comparison(results)
 
 
 def print_round(title: str, rows: dict[str, dict], shapes) -> None:

@@ -41,7 +41,9 @@ from common import (
     codeyard_env,
     codeyard_servers,
     ensure_wrk,
+    print_tree_comparison,
     run_wrk_with,
+    shaped,
     start_floor,
     stop,
     wait_until_up,
@@ -131,9 +133,9 @@ def measure(args, wrk: str, env: dict, script: Path, floor_base: str, servers: d
     CONNECTIONS, each codeyard round from the seeded queue; codeyard's rounds carry the server's
     CPU milliseconds per request."""
     runs: dict[str, list] = {"floor": [], **{shape: [] for shape in servers}}
-    for _ in range(args.rounds):
+    for number in range(args.rounds):
         runs["floor"].append(run_wrk_post(wrk, floor_base + "/ci/api/v1/builds/register", script, args.seconds, connections))
-        for shape, server in servers.items():
+        for shape, server in list(servers.items())[::-1 if number % 2 else 1]:  # neither always first
             subprocess.run([PYTHON, "-c", REQUEUE], env=env, check=True)
             before = server.cpu_seconds()
             run = run_wrk_post(wrk, f"{server.base}/ci/api/v1/builds/register", script, args.seconds, connections)
@@ -263,6 +265,8 @@ def main() -> None:
         print_ratios(f"POST /ci/api/v1/builds/register ({backend}; {FINISHED} finished, {PENDING} pending; "
                      f"wrk -c{connections}, best p99 of {args.rounds} x {args.seconds}s)", best)  # fmt: skip
         print("all rounds (p50/p99 ms):", {name: [(r["p50_ms"], r["p99_ms"]) for r in rounds] for name, rounds in runs.items()})
+    print_tree_comparison({shaped(f"register -c{connections}", shape): rounds for connections, runs in results.items()
+                           for shape, rounds in runs.items() if shape != "floor"})  # fmt: skip
     claimed = sum(r["requests"] for runs in results.values() for shape in shapes for r in runs[shape])
     print(f"builds handed out: {claimed} (every codeyard request claimed one)")
     for shape, rows in pickups.items():

@@ -518,3 +518,22 @@ def test_labels_from_a_fork_need_the_right_to_edit_upstream_requests(api, rt, te
         bad = _create(api, who, SimpleNamespace(id=fork["id"]), source_branch="from-fork",
                       target_project_id=upstream.id, labels="a&b")  # fmt: skip
         assert bad.status_code == 400, role  # refused input is refused for everyone
+
+
+def test_iid_lists_of_any_length_make_few_statements(api, rt, team):
+    """The iid filter binds no list: a statement per number of iids, rounded up to a power of two
+    (the last iid repeated), so a client choosing every length from 1 to 40 makes seven shapes (1, 2, 4 ... 64), not
+    forty, and each list still selects exactly its requests."""
+    project, dev = team.project, team.user("developer")
+    with rt.db.transaction() as session:
+        for iid in (1, 2, 3):
+            session.add(MergeRequest(iid=iid, target_project_id=project.id, source_project_id=project.id, source_branch=f"b{iid}",
+                                     target_branch="master", title=f"t{iid}", state="opened", author_id=dev.id,
+                                     labels=[], merge_status="can_be_merged"))  # fmt: skip
+    base = f"/projects/{project.id}/merge_requests"
+    before = merge_request_reads._page_statements.cache_info().currsize
+    for length in range(1, 41):
+        wanted = [3, 1, *range(100, 100 + length)][:length]
+        got = api.as_(dev).get(base, params={"iid[]": wanted, "sort": "asc"})
+        assert [mr["iid"] for mr in got.json()] == sorted(iid for iid in (1, 3) if iid in wanted)
+    assert merge_request_reads._page_statements.cache_info().currsize - before <= 7

@@ -142,6 +142,8 @@ def test_watch_a_build_in_a_browser(live, runner, pusher, project, owner, browse
     build = wait_for(started, "the job to print its first line", runner)
     browser.open(f"{url}/builds/{build['id']}")
     browser.evaluate("window.__sameDocument = true")
+    # The page polls every data-poll-ms (3 s); after its first poll, every 0.2 s here: the end shows sooner.
+    browser.evaluate("document.getElementById('build-trace').dataset.pollMs = '200'")
     text = browser.evaluate(TRACE)
     assert "step one" in text and "\nstep two" not in text and browser.evaluate("document.getElementById('build-status').textContent") == "running"
     assert browser.evaluate("document.getElementById('build-cancel') !== null")

@@ -131,7 +131,7 @@ def test_a_running_build_is_followed_through_the_trace_endpoint(rt, setup, brows
     _write_trace(rt, build_id, b"step one\n")
     client = browser_for(setup.team.user("reporter"))
     page = client.get(f"{setup.url}/builds/{build_id}")
-    assert f'data-follow="{setup.url}/builds/{build_id}/trace" data-offset="9"' in page.text
+    assert f'data-follow="{setup.url}/builds/{build_id}/trace" data-offset="9" data-poll-ms="3000"' in page.text
     assert "box &lt;one&gt;" in page.text and "running" in page.text and setup.sha[:8] in page.text
     _write_trace(rt, build_id, b"step one\nstep two\n")
     part = client.get(f"{setup.url}/builds/{build_id}/trace?offset=9")

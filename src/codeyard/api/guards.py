@@ -30,23 +30,18 @@ def _checked(found: loader.Loaded, not_found: str) -> tuple[Row, Access]:
     return found.row, found.access
 
 
-def find_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[Row, Access]:
+async def find_project(ctx: Ctx, param: str = "id", not_found: str = "Project", needed=()) -> tuple[Row, Access]:
     """(entity row, access) of the project named by the path parameter PARAM, if the caller can read
-    it: one prebuilt statement on the fast path (`project_reads.find`), no ORM."""
-    found = now(loader.project(ctx.rt.db.fast, ctx.path_params[param], ctx.actor))
-    return _checked(found, not_found)
-
-
-async def find_project_awaited(ctx: Ctx, param: str = "id", not_found: str = "Project", needed=()) -> tuple[Row, Access]:
-    """`find_project` for a coroutine: awaited on `db.loop` (PostgreSQL's round trip does
-    not hold the loop); 403 unless the caller has every ability in NEEDED."""
+    it and has every ability in NEEDED: one prebuilt statement awaited on `db.loop` (PostgreSQL's
+    round trip does not hold the loop), no ORM."""
     found = await loader.project(ctx.rt.db.loop, ctx.path_params[param], ctx.actor, needed)
     return _checked(found, not_found)
 
 
 def load_project(ctx: Ctx, param: str = "id", not_found: str = "Project") -> tuple[Project, Access]:
-    """`find_project`, with the project's row loaded in the request's session."""
-    row, access = find_project(ctx, param, not_found)
+    """`find_project` for a handler that changes the project: read in the request's transaction
+    (`ctx.reader`), with the project's model loaded in its session."""
+    row, access = _checked(now(loader.project(ctx.reader, ctx.path_params[param], ctx.actor)), not_found)
     project = ctx.session.get(Project, row.id)
     if project is None:  # deleted since
         raise NotFound(not_found)
@@ -60,7 +55,7 @@ def project_guard(*abilities: str):
     needed = abilities or (policy.READ_PROJECT,)
 
     async def guard(ctx: Ctx) -> None:
-        ctx.project_row, ctx.access = await find_project_awaited(ctx, needed=needed)
+        ctx.project_row, ctx.access = await find_project(ctx, needed=needed)
 
     guard.__name__ = "needs_" + "_and_".join(needed)
     guard.loads = "project"  # what the route guard test looks for

@@ -17,7 +17,7 @@ from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import access as access_service
 from ...services import events, namespaces, project_reads, projects, users
-from ..guards import ADMIN, READ, find_project_awaited, load_project, project_guard
+from ..guards import ADMIN, READ, find_project, load_project, project_guard
 
 routes = Routes()
 
@@ -130,7 +130,7 @@ async def search_projects(ctx: Ctx) -> paging.Page[entities.Project]:
 async def get_project(ctx: Ctx) -> entities.Project:
     # The read path: one statement loads the project, what the entity shows and the caller's
     # memberships; the READ guard's rules (404 unless readable) are applied to that row.
-    row, _access = await find_project_awaited(ctx)
+    row, _access = await find_project(ctx)
     return render(ctx, [row], permissions=True, in_list=False)[0]
 
 

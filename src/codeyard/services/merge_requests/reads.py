@@ -45,7 +45,7 @@ _THE_REQUEST = (
 _ONE = select(*_LIST_COLUMNS).select_from(_LIST_SOURCE).where(*_THE_REQUEST)
 
 
-@functools.lru_cache(maxsize=256)  # the iid lists' lengths are the client's to choose
+@functools.cache  # a few shapes: states × orders × iid slots (powers of two, `_iid_params`)
 def _page_statements(state: str | None, order_by: str, sort: str, iids: int = 0):
     """(count, page) of one project's requests in STATE (any when None), in ORDER_BY then id, SORT;
     with IIDS, only those numbered `:iid_0` ... (a statement per count: readers bind no list)."""
@@ -67,13 +67,24 @@ async def read_page(reader, project_id: int, *, state: str | None, order_by: str
     IIDS when given), each row the request's columns and its votes, author and assignee None or
     their columns (`Contact`): what `entities.listed_merge_request` takes."""
     state = state if state in (OPENED, CLOSED, MERGED) else None
-    wanted = sorted({iid for iid in iids if is_id(iid)})
-    if iids and not wanted:
-        return 0, []
     params = {"project_id": project_id, "state": state, "offset": offset, "limit": limit}
-    params.update((f"iid_{at}", iid) for at, iid in enumerate(wanted))
-    total, rows = await read_page_of(reader, _page_statements(state, order_by, sort, len(wanted)), params)
+    slots = 0
+    if iids:
+        wanted = sorted({iid for iid in iids if is_id(iid)})
+        if not wanted:
+            return 0, []
+        slots = _iid_params(wanted, params)
+    total, rows = await read_page_of(reader, _page_statements(state, order_by, sort, slots), params)
     return total, [_parts(row) for row in rows]
+
+
+def _iid_params(wanted: list[int], params: dict) -> int:
+    """Binds WANTED as `:iid_0` ... into PARAMS, the last repeated up to the next power of two, and
+    gives that number: the lists' lengths are the client's to choose, so a statement (compiled and
+    kept for good by the database) is made per power of two, not per length."""
+    slots = 1 << (len(wanted) - 1).bit_length()
+    params.update((f"iid_{at}", wanted[min(at, len(wanted) - 1)]) for at in range(slots))
+    return slots
 
 
 async def read_one(reader, project_id: int, mr_id: int):

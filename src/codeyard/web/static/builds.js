@@ -1,4 +1,5 @@
-// A running build's page follows its trace: <pre data-follow="URL" data-offset="N"> polls URL?offset=N
+// A running build's page follows its trace: <pre data-follow="URL" data-offset="N" data-poll-ms="MS">
+// polls URL?offset=N every MS milliseconds (read at each poll: a test shortens it on an open page)
 // and appends what is new as text (never as HTML) until the build is no longer pending or running;
 // then the Cancel button goes.
 (function () {
@@ -9,6 +10,7 @@
   var status = document.getElementById("build-status");
   var cancel = document.getElementById("build-cancel");
   var decoder = new TextDecoder("utf-8");
+  function every() { return parseInt(trace.getAttribute("data-poll-ms"), 10) || 3000; }
   function poll() {
     fetch(url + "?offset=" + offset, { credentials: "same-origin" }).then(function (response) {
       if (!response.ok) return null;
@@ -22,8 +24,8 @@
         return state;
       });
     }).then(function (state) {
-      if (state === "pending" || state === "running") setTimeout(poll, 3000);
+      if (state === "pending" || state === "running") setTimeout(poll, every());
     }, function () { setTimeout(poll, 10000); });
   }
-  setTimeout(poll, 3000);
+  setTimeout(poll, every());
 })();
