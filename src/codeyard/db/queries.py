@@ -11,12 +11,6 @@ from sqlalchemy.orm import Session
 from .models.base import UtcIsoText, is_id
 
 
-def matches_text(text: str, *columns) -> ColumnElement[bool]:
-    """Case-insensitive substring match of TEXT in any of COLUMNS (LIKE wildcards in TEXT are literal)."""
-    needle = text.lower()
-    return or_(*(func.lower(column).contains(needle, autoescape=True) for column in columns))
-
-
 def like_pattern(text: str) -> str:
     """`%text%` with LIKE's wildcards in TEXT made literal (escape character `/`), lower case: the
     value of a `matches_pattern` parameter."""
@@ -25,7 +19,8 @@ def like_pattern(text: str) -> str:
 
 
 def matches_pattern(param: str, *columns) -> ColumnElement[bool]:
-    """`matches_text` for a statement built once: the `like_pattern` is the bound parameter PARAM."""
+    """Case-insensitive substring match in any of COLUMNS, for a statement built once: the
+    `like_pattern` of the text is the bound parameter PARAM."""
     return or_(*(func.lower(column).like(bindparam(param), escape="/") for column in columns))
 
 

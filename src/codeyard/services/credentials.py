@@ -14,7 +14,6 @@ import secrets
 import string
 
 import argon2
-from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from ..db.models import Token, utcnow
@@ -72,10 +71,6 @@ def issue_token(
     session.add(token)
     session.flush()
     return token, secret
-
-
-def revoke_named(session: Session, user_id: int, name: str, kind: str = PRIVATE) -> None:
-    session.execute(delete(Token).where(Token.user_id == user_id, Token.kind == kind, Token.name == name))
 
 
 class PasswordHasher:
