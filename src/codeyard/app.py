@@ -5,7 +5,7 @@ Pipeline of an API route (GitLab's order of checks):
   -> validate declared params (400) -> handler -> commit -> JSON.
 
 Handlers are plain functions run on the event loop: their database work is a few indexed queries,
-and a thread hop would cost more than the queries (docs/ARCHITECTURE.md has the figures). Work
+and a thread hop would cost more than the queries (docs/MEASUREMENTS.md, the requests floor). Work
 that can take long (password hashing, git) goes to threads or subprocesses from async handlers.
 """
 
@@ -203,8 +203,8 @@ def create_app(config: config_module.Config | None = None) -> CodeyardApp:
     metrics.start_access_log(config.access_log)
     app = CodeyardApp(Runtime(config), build_router())
     # What start-up built (models, routes, compiled statements) lives as long as the process: kept
-    # out of the collector's generations, a full collection no longer walks it (a pause of about
-    # 100 ms every few thousand requests, measured on the runner register path).
+    # out of the collector's generations, a full collection no longer walks it (a long pause every few
+    # thousand requests: docs/MEASUREMENTS.md, the requests floor).
     gc.collect()
     gc.freeze()
     return app

@@ -123,8 +123,8 @@ def _start_worker(config: config_module.Config):
 # asyncio's loop, not uvloop: uvloop runs Python's at-fork handlers (and so possibly the garbage
 # collector) in every child it spawns between fork and exec; with threads holding locks at that moment
 # (database pools, logging) the child deadlocks before exec and the server waits on it forever. asyncio
-# spawns through subprocess's C fork_exec, which runs no Python in the child. Measured cost: about 5 %
-# of GET /api/v3/user throughput (wrk -c32: 8,150-8,600 against 8,450-9,100 req/s).
+# spawns through subprocess's C fork_exec, which runs no Python in the child. It costs a little of
+# GET /api/v3/user's throughput (docs/MEASUREMENTS.md, the requests floor).
 SERVER_LOOP = "asyncio"
 
 

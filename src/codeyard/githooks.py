@@ -28,8 +28,8 @@ shell script, not Python: receive-pack runs it twice per ref transaction (`prepa
 and, unless the push is atomic, runs one transaction per ref; the other states return at once.
 Its exit status is ignored by git in state `committed`.
 
-pre-receive is a Python process per push, so its start is kept small (measured in CPU time:
-40 ms as `python -m codeyard.githooks` was, 13 ms now, against 8 ms for `python -I -S -c pass`): it
+pre-receive is a Python process per push, so its start is kept small (its CPU time before and
+after, against a bare `python -I -S -c pass`: docs/MEASUREMENTS.md, git fetch, clone and push): it
 runs with `-I -S` (no site-packages, no PYTHON* variables, no current directory on the path) with
 only the directory holding the codeyard package added, and imports nothing but the standard
 library and codeyard's dependency-free modules (git.refs, policies); git is started with

@@ -7,14 +7,14 @@ generation is the same. What a generation is depends on the database:
 
 - SQLite (`VersionedRows`): `PRAGMA data_version` of the calling thread's fast connection, which
   changes whenever any other connection — of this process or another — commits. Exact: a change
-  is seen by the next request after its commit. The check costs about 2 µs, the lookup it spares
-  about 14.
+  is seen by the next request after its commit. The check costs a fraction of the lookup it spares
+  (docs/MEASUREMENTS.md).
 - PostgreSQL (`NotifiedRows`): triggers on users, tokens, namespaces and projects (migration 0012)
   notify the `codeyard_identity` channel, with their schema, when a transaction that changed them
   commits; a thread of each process LISTENs on its own connection and advances the generation for
   each. The process's own transactions advance it when they commit (all but read sessions'),
   before their response is sent: this process follows its own changes at once, the others when the
-  notification arrives (about a millisecond on one machine). While the listening connection is
+  notification arrives. While the listening connection is
   down — before it is up, after an error, when its check every CHECK_INTERVAL seconds fails —
   nothing kept is used: every lookup reads.
 

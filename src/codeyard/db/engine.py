@@ -8,7 +8,7 @@ worker, git hooks) queue on the busy timeout instead of failing when a read lock
 connection of the calling thread. They exist for the lookups done on every request (the token
 digest) and for the hot reads clients poll (projects): checking a connection out of the pool,
 wrapping a statement in BEGIN/ROLLBACK and SQLAlchemy's execution machinery each cost more than the
-query itself (docs/ARCHITECTURE.md has the figures). A statement given to them must be built once
+query itself (docs/MEASUREMENTS.md, the requests floor). A statement given to them must be built once
 (a module constant or a cached builder): it is compiled once and kept, keyed by the object.
 """
 
@@ -81,8 +81,8 @@ def _configure_sqlite(engine: Engine) -> None:
 
 # Threads that run a server's reads off the event loop (`Database.readers`). Two: one waits on the
 # server while the other turns rows into values; with a thread per waiting request (anyio's pool),
-# sixteen requests' threads fought for the GIL, and a PostgreSQL project page's p99 at 16
-# connections was 151-196 ms instead of 72-95 (same throughput, same run).
+# sixteen requests' threads fought for the GIL and a project page's p99 doubled (docs/MEASUREMENTS.md,
+# project reads).
 READER_THREADS = 2
 
 
@@ -484,7 +484,7 @@ class WalCheckpointer:
     """Copies SQLite's WAL back into the database from a thread, so that no request's commit does.
 
     Left to SQLite, the commit that takes the WAL past 1,000 pages checkpoints before it returns
-    (two fsyncs and the pages copied): about one runner claim in 150 took 20-35 ms instead of 1.
+    (two fsyncs and the pages copied), and that request waits for it (docs/MEASUREMENTS.md, storage).
     Every INTERVAL this thread runs a PASSIVE checkpoint, which blocks no reader or writer. A WAL
     is only rewound to its start when it was copied whole and no writer came in meanwhile, which
     never happens while writes follow each other closer than a checkpoint lasts: the WAL would grow

@@ -9,7 +9,7 @@ Matching costs time linear in the path: a greedy capture only tries the few leng
 as many segments as some route below it still needs (`_Node.tails`), never every split.
 
 Starlette's router is not used: it tries every route's regular expression in turn, and with the
-API's hundred-odd routes that alone cost more than the whole request (see docs/ARCHITECTURE.md).
+API's hundred-odd routes that alone cost more than the whole request (see docs/MEASUREMENTS.md).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ Contact = namedtuple("Contact", CONTACT_FIELDS)
 
 # What entities and policies read of a user; the password digest never leaves the database. Its
 # timestamps come as the API's text (`api_text`): a kept caller's row is formatted once, not at
-# every request (`datetime.isoformat` cost about 1 us each, a quarter of GET /user's entity).
+# every request (`datetime.isoformat` was a good share of GET /user's entity; docs/MEASUREMENTS.md).
 USER_COLUMNS = tuple(
     api_text(column, column.key) if isinstance(column.type, UtcDateTime) else column
     for column in User.__table__.c

@@ -350,8 +350,8 @@ def _walked(ways: _MemberWays, order: tuple, total):
     window (`:walk_budget`) and twice the caller's TOTAL (a short walk, for a caller with few).
 
     Gathering looks up each of the caller's projects; a walk reads index entries in order, and
-    stops at the page. A caller with 1,500 of 10,000 projects: PostgreSQL's time per page of 100
-    went from 3.75-3.97 ms to 2.45-2.80; one with 20, the same within the noise (1.1-1.8 ms)."""
+    stops at the page: faster for a caller with many projects, the same for one with few
+    (docs/MEASUREMENTS.md, project reads)."""
     keys = _sort_keys(order)
     read = (
         select(Project.namespace_id, *keys).order_by(*_ordering(Project, order))
@@ -366,8 +366,7 @@ def _walked(ways: _MemberWays, order: tuple, total):
 def _gathered(gathered: list, order: tuple, limit: int):
     """(count, page) cut from the caller's projects GATHERED once with their sort keys (a
     materialized CTE, counted too). Each branch reads its sort keys with its rows: gathering the ids
-    first and looking each one up afterwards cost a fifth more (1,500 projects: 3.35 ms of
-    PostgreSQL's time per page against 2.70)."""
+    first and looking each one up afterwards cost more (docs/MEASUREMENTS.md, project reads)."""
     matching = union_all(*gathered)
     count = select(func.count()).select_from(matching.subquery())
     matching = matching.cte("matching").prefix_with("MATERIALIZED")
@@ -413,7 +412,7 @@ def _member_statements_sqlite(conditions: list, search: bool, order: tuple, limi
     With FIRST_ROWS (a page near the start, no text search: `page`), each branch gives only its
     first `:window` (offset + limit) rows in the page's order and the page is cut from those: SQLite
     keeps just the window while it reads the branch, instead of writing out and sorting every
-    project of the caller (a first page of 100 of 1,500 projects: 1.3 ms instead of 1.6). Otherwise
+    project of the caller (docs/MEASUREMENTS.md, project reads). Otherwise
     each branch is read once into a materialized CTE that is both counted and sorted: deeper into
     the list, or when each row is matched against the search text, reading the branches twice
     (for the window and for the count) costs more."""
@@ -451,8 +450,8 @@ def _member_counts(namespaces) -> list:
     The first reads the namespaces' index entries and looks each project up in the memberships'
     (project_id, user_id) index; the second reads the caller's entries of the (user_id, project_id)
     index. On SQLite, counting the direct memberships outside the namespaces instead looked up every one of
-    the caller's direct projects in the table (1,000 of them, 500 in the namespaces: 200-330 us,
-    against 110-120 and 40-50 for these two)."""
+    the caller's direct projects in the table, slower than these two (docs/MEASUREMENTS.md,
+    project reads)."""
     direct = aliased(ProjectMember, name="direct")
     joined = Project.__table__.outerjoin(direct, and_(direct.project_id == Project.id, direct.user_id == USER_ID))
     in_namespaces = (

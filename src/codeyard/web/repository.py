@@ -41,7 +41,7 @@ _readmes = Kept(128, 32 * 1024 * 1024)
 
 def _readme(blob_id: str, name: str, data: bytes | None):
     """A README's HTML, kept by (blob id, name) for the last 128 (at most 32 MiB of HTML): rendering
-    and sanitising took about 6 ms of a 13 ms project page, and up to a second for a big one."""
+    and sanitising was half of a project page, and up to a second for a big one (docs/MEASUREMENTS.md)."""
     if data is None:
         return None
     if (kept := _readmes.get((blob_id, name))) is None:
@@ -62,7 +62,7 @@ def _overview(rt, project):
     """The repository part of a project's page, README rendered (in the thread pool: Markdown of a
     1 MiB README takes a while). It depends on the default branch's tip only, so the last 64 are
     kept by (project, tip) when their README is small: then a page reads one ref (reading the
-    commit, the tree and the README was 0.3 ms of a 1.5 ms page)."""
+    commit, the tree and the README was a fifth of the page; docs/MEASUREMENTS.md)."""
     tip = repository.default_tip(rt, project)
     key = (project.id, tip)
     if (kept := _overviews.get(key)) is not None:
@@ -107,7 +107,7 @@ _highlighted = Kept(256, 64 * 1024 * 1024)
 def _blob(rt, project, ref_path: str):
     """(ref, path, blob, highlighted text or None, binary?) in one trip to the thread pool: the
     highlighting is CPU work too. What a blob shows is kept by (blob id, file name) for the last
-    256 (at most 64 MiB of HTML): highlighting a 300-line file took 27 ms, a big one up to 0.5 s."""
+    256 (at most 64 MiB of HTML): highlighting a file costs far more than the rest of its page (docs/MEASUREMENTS.md)."""
     ref, path = repository.split_ref(rt, project, ref_path)
     found = repository.file_blob(rt, project, ref, path)
     if found.size > SHOWN_UP_TO or found.streamed:

@@ -81,8 +81,8 @@ class UtcIsoText(TypeDecorator):
     (`type_coerce(column, UtcIsoText())`). Only for reading.
 
     PostgreSQL writes the text itself (`to_char`, whatever the session's DateStyle): a page of 100
-    projects has 500 timestamps, and a datetime parsed by psycopg then formatted again cost about
-    0.9 us each in Python against 0.3 us in PostgreSQL."""
+    projects has 500 timestamps, and a datetime parsed by psycopg then formatted again cost more in
+    Python than `to_char` in PostgreSQL (docs/MEASUREMENTS.md, project reads)."""
 
     impl = DateTime
     cache_ok = True
