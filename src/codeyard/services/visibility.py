@@ -1,6 +1,6 @@
 """Which projects a caller may read, in SQL: the one condition every list of projects filters by.
 
-It states `policies.projects.project_access`'s READ_PROJECT for a list (tests/unit/test_visibility_sql.py
+It states `policies.projects.project_access`'s READ_PROJECT for a list (tests/db/test_visibility_lists.py
 holds the two together over every role, visibility and list): admins read every project; anybody
 else the projects they are a member of (personal, through a group, directly) and those open to
 them (`:min_level` up: internal and public, public only for external users); anonymous visitors
