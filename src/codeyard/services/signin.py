@@ -105,9 +105,10 @@ def session_lifetime(session: Session) -> dt.timedelta | None:
 
 def signing_in(session: Session, user_id: int) -> User | Refusal:
     """The user a checked password signs in (API token or web session alike), or the refusal when
-    password sign-in was disabled (DISABLED) or the user blocked or deleted (NOT_ACTIVE) meanwhile. The row is locked (PostgreSQL; SQLite's write
-    transaction holds the database) until the sign-in commits: a password change or a block, which
-    end the user's web sessions, comes wholly before or wholly after it."""
+    password sign-in was disabled (DISABLED) or the user blocked or deleted (NOT_ACTIVE) meanwhile.
+    The row is locked (PostgreSQL; SQLite's write transaction holds the database) until the sign-in
+    commits: a password change or a block, which end the user's web sessions, comes wholly before or
+    wholly after it."""
     if not settings_service.load(session).signin_enabled:
         return Refusal(SignInRefused.DISABLED)
     user = session.get(User, user_id, with_for_update=True)
