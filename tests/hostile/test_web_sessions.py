@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import func, select, text
 
 from codeyard.db.models import User, WebSession
-from codeyard.errors import Unauthorized
 from codeyard.services import signin, web_sessions
 from codeyard.services import users as user_service
+from codeyard.services.outcomes import Refusal
 
 from ..ci.conftest import wait_for
 from ..web.conftest import WebClient
@@ -113,8 +113,8 @@ def test_a_sign_in_checked_against_a_password_changed_meanwhile_opens_no_session
     committed in between must not leave a session of the old password behind."""
     checked = signin.login_candidate(rt.db, "alice")  # what check_password returns
     assert api.as_(admin).put(f"/users/{alice.id}", json={"password": NEW_PASSWORD}).status_code == 200
-    with pytest.raises(Unauthorized), rt.db.transaction() as session:
-        web_sessions.start(session, checked)
+    with rt.db.transaction() as session:
+        assert web_sessions.start(session, checked) == Refusal(signin.SignInRefused.WRONG_CREDENTIALS)
     assert sessions_of(rt, alice) == 0
 
 
@@ -128,12 +128,9 @@ def test_a_sign_in_waiting_on_a_password_change_sees_the_new_password(rt, alice)
     outcome = []
 
     def sign_in():
-        try:
-            with rt.db.transaction() as session:
-                web_sessions.start(session, checked)
-            outcome.append("opened")
-        except Unauthorized:
-            outcome.append("refused")
+        with rt.db.transaction() as session:
+            started = web_sessions.start(session, checked)
+        outcome.append(started.reason if isinstance(started, Refusal) else "opened")
 
     with rt.db.transaction() as change:
         user_service.update(change, change.get(User, alice.id), {}, digest)  # written, not committed
@@ -142,7 +139,7 @@ def test_a_sign_in_waiting_on_a_password_change_sees_the_new_password(rt, alice)
         thread.start()
         wait_for(lambda: blocked_by(rt, changer), "the sign-in to wait for the change's lock")
     thread.join(60)
-    assert outcome == ["refused"] and sessions_of(rt, alice) == 0
+    assert outcome == [signin.SignInRefused.WRONG_CREDENTIALS] and sessions_of(rt, alice) == 0
 
 
 def blocked_by(rt, pid: int) -> bool:

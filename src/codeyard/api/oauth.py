@@ -5,12 +5,13 @@ Errors follow RFC 6749 (`error`, `error_description`) and carry the API's `messa
 
 from __future__ import annotations
 
-from ..errors import CodeyardError, Unauthorized
 from ..http.context import Ctx
 from ..http.params import Str
+from ..http.refusals import error_of
 from ..http.replies import Reply
 from ..http.routing import Routes
 from ..services import credentials, signin
+from ..services.outcomes import Refusal
 
 routes = Routes()
 
@@ -21,6 +22,13 @@ def _oauth_error(status: int, error: str, description: str) -> Reply:
         status=status,
         headers={"cache-control": "no-store", "pragma": "no-cache"},
     )
+
+
+def _refused(refusal: Refusal) -> Reply:
+    """RFC 6749's invalid_grant for refused credentials; a refusal for load is the API's 429 or 503."""
+    if refusal.reason in signin.FOR_LOAD:
+        raise error_of(refusal)
+    return _oauth_error(401, "invalid_grant", "The provided authorization grant is invalid, expired or revoked.")
 
 
 @routes.post(
@@ -37,13 +45,13 @@ async def issue_token(ctx: Ctx):
         return _oauth_error(400, "unsupported_grant_type", "The authorization grant type is not supported.")
     if not username or not password:
         return _oauth_error(400, "invalid_request", "The request is missing a required parameter: username or password.")
-    try:
-        checked = await signin.check_sign_in(ctx.rt, username, password, ctx.client_address)
-        _user, token, secret = signin.complete_sign_in(ctx.session, checked.id, credentials.OAUTH, "oauth")
-    except Unauthorized:
-        return _oauth_error(401, "invalid_grant", "The provided authorization grant is invalid, expired or revoked.")
-    except CodeyardError:
-        raise
+    checked = await signin.check_sign_in(ctx.rt, username, password, ctx.client_address)
+    signed_in = checked
+    if not isinstance(checked, Refusal):
+        signed_in = signin.complete_sign_in(ctx.session, checked.id, credentials.OAUTH, "oauth")
+    if isinstance(signed_in, Refusal):
+        return _refused(signed_in)
+    _user, token, secret = signed_in
     body = {
         "access_token": secret,
         "token_type": "bearer",

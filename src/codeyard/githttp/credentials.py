@@ -14,9 +14,10 @@ import base64
 import binascii
 from dataclasses import dataclass
 
-from ..errors import Unauthorized
+from ..http.refusals import error_of
 from ..services import credentials, identity, signin
 from ..services.ci import queue
+from ..services.outcomes import Refusal
 
 BUILD_USERNAME = "gitlab-ci-token"
 
@@ -69,10 +70,9 @@ async def user_for(rt, header: str | None, address: str):
         if user is not None and user.username.lower() != username.lower():
             user = None
         if user is None:
-            try:
-                candidate = await signin.check_password(rt, username, secret, address)
-            except Unauthorized:
-                raise BadCredentials() from None
+            candidate = await signin.check_password(rt, username, secret, address)
+            if isinstance(candidate, Refusal):
+                raise error_of(candidate) if candidate.reason in signin.FOR_LOAD else BadCredentials()
             user = identity.user_by_id(rt.db, candidate.id)
     if user is None:
         raise BadCredentials()

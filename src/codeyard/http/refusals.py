@@ -3,9 +3,20 @@ the web pages alike: a service says why it refused, this says how the edge answe
 
 from __future__ import annotations
 
-from ..errors import CodeyardError, Conflict, MethodNotAllowed, NotAcceptable, RecordNotFound, Unauthorized
+from ..errors import (
+    CodeyardError,
+    Conflict,
+    MethodNotAllowed,
+    NotAcceptable,
+    RecordNotFound,
+    TooManyRequests,
+    Unauthorized,
+    Unavailable,
+)
+from ..services import passwords
 from ..services.merge_requests.accept import Refused
 from ..services.outcomes import Refusal
+from ..services.signin import SignInRefused
 
 _ANSWERS = {
     Refused.GONE: lambda detail: RecordNotFound(),
@@ -14,6 +25,14 @@ _ANSWERS = {
     Refused.SHA_MOVED: lambda detail: Conflict("SHA does not match HEAD of source branch: " + detail),
     Refused.CANNOT_MERGE: lambda detail: MethodNotAllowed("Branch cannot be merged"),
     Refused.NOT_AUTOMATIC: lambda detail: NotAcceptable("Can't cancel the automatic merge"),
+    # Wrong credentials, an account that may not sign in, and sign-in turned off are told apart to nobody.
+    SignInRefused.DISABLED: lambda detail: Unauthorized(),
+    SignInRefused.WRONG_CREDENTIALS: lambda detail: Unauthorized(),
+    SignInRefused.NOT_ACTIVE: lambda detail: Unauthorized(),
+    SignInRefused.THROTTLED: lambda detail: TooManyRequests(
+        "429 Too Many Requests - too many failed password attempts", headers={"retry-after": detail}
+    ),
+    SignInRefused.BUSY: lambda detail: Unavailable(passwords.BUSY, headers={"retry-after": detail}),
 }
 
 
@@ -21,6 +40,13 @@ def answered(refusal: Refusal | None) -> None:
     """Raise the error REFUSAL answers with (nothing when there is none)."""
     if refusal is not None:
         raise error_of(refusal)
+
+
+def accepted(outcome):
+    """OUTCOME, unless it is a refusal: then raise the error that answers it."""
+    if isinstance(outcome, Refusal):
+        raise error_of(outcome)
+    return outcome
 
 
 def error_of(refusal: Refusal) -> CodeyardError:

@@ -20,8 +20,11 @@ from sqlalchemy import bindparam, delete, insert, select, update
 
 from ..db.engine import Database
 from ..db.models import PasswordFailure, utcnow
-from ..errors import TooManyRequests, Unavailable
+from ..errors import Unavailable
 from .credentials import PasswordHasher
+
+BUSY = "too many password checks at once"
+BUSY_RETRY_AFTER = 1  # seconds: a slot frees as soon as one check ends
 
 
 class PasswordGate:
@@ -38,16 +41,25 @@ class PasswordGate:
         self._lock = threading.Lock()
 
     @contextmanager
-    def slot(self):
+    def admission(self):
+        """Whether a slot was free (True: it is held until the block ends)."""
         with self._lock:
-            if self._admitted >= self._capacity:
-                raise Unavailable("too many password checks at once", headers={"retry-after": "1"})
-            self._admitted += 1
+            admitted = self._admitted < self._capacity
+            if admitted:
+                self._admitted += 1
         try:
-            yield self
+            yield admitted
         finally:
-            with self._lock:
-                self._admitted -= 1
+            if admitted:
+                with self._lock:
+                    self._admitted -= 1
+
+    @contextmanager
+    def slot(self):
+        with self.admission() as admitted:
+            if not admitted:
+                raise Unavailable(BUSY, headers={"retry-after": str(BUSY_RETRY_AFTER)})
+            yield self
 
     async def verify_in_slot(self, stored: str | None, password: str) -> bool:
         return await asyncio.wrap_future(self._executor.submit(self._hasher.verify, stored, password))
@@ -83,17 +95,13 @@ class PasswordThrottle:
         created = table.c.created_at
         return select(created).where(matches, created > since).order_by(created.desc()).offset(self.limit - 1).limit(1)
 
-    def check(self, user_id: int | None, address: str) -> None:
-        """Raise TooManyRequests when the account or the address is over the limit."""
+    def wait(self, user_id: int | None, address: str) -> int:
+        """The seconds until the account and the address are under the limit again (0: they are)."""
         now = utcnow()
         waits = [self._wait(self._by_address, _column(address), now)]
         if user_id is not None:
             waits.append(self._wait(self._by_user, user_id, now))
-        longest = max(waits)
-        if longest > 0:
-            raise TooManyRequests(
-                "429 Too Many Requests - too many failed password attempts", headers={"retry-after": str(longest)}
-            )
+        return max(waits)
 
     def _wait(self, statement, key, now: dt.datetime) -> int:
         row = self._db.fast_first(statement, {"key": key, "since": now - self.window})

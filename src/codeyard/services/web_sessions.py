@@ -17,9 +17,9 @@ from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from ..db.models import User, WebSession, utcnow
-from ..errors import Unauthorized
 from . import credentials, signin
 from .identity import USER_COLUMNS
+from .outcomes import Refusal
 
 COOKIE = "codeyard_session"  # the cookie that carries a session's secret
 SECRET_LENGTH = 32
@@ -32,14 +32,16 @@ USER_BY_SESSION = (
 )
 
 
-def start(session: Session, checked) -> tuple[User, str]:
+def start(session: Session, checked) -> tuple[User, str] | Refusal:
     """Record the sign-in of CHECKED (the row `signin.check_sign_in` accepted: id, password_digest)
-    and open a session; returns the user and the cookie's secret. Refused (401) when password sign-in
-    is disabled, the user is not active, or the password changed since it was checked (the check
-    runs outside any transaction: a session of the old password must not open after the change)."""
+    and open a session; returns the user and the cookie's secret, or `signin.signing_in`'s refusal,
+    or WRONG_CREDENTIALS when the password changed since it was checked (the check runs outside any
+    transaction: a session of the old password must not open after the change)."""
     user = signin.signing_in(session, checked.id)
+    if isinstance(user, Refusal):
+        return user
     if user.password_digest != checked.password_digest:
-        raise Unauthorized()
+        return Refusal(signin.SignInRefused.WRONG_CREDENTIALS)
     now = utcnow()
     session.execute(delete(WebSession).where(WebSession.user_id == user.id, WebSession.expires_at < now))
     signin.record_sign_in(user, now)

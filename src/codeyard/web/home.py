@@ -12,11 +12,13 @@ from sqlalchemy.orm import aliased
 from starlette.responses import Response
 
 from ..db.models import Event, Namespace, Project, User
-from ..errors import NotFound, TooManyRequests, Unauthorized, Unavailable
+from ..errors import NotFound
 from ..http.context import Ctx
+from ..http.refusals import error_of
 from ..services import events, identity, loader, signin, visibility, web_sessions
 from ..services import projects as project_service
 from ..services import settings as settings_service
+from ..services.outcomes import Refusal
 from .core import SESSION_COOKIE, Pages, form, redirect, render, set_cookie
 from .markup import STYLE_SHEET, markdown
 
@@ -128,20 +130,25 @@ async def sign_in(ctx: Ctx) -> Response:
     login, password, target = form(ctx, "login").strip(), form(ctx, "password"), local_target(form(ctx, "redirect_to"))
     if not login or not password:
         return _sign_in_form(ctx, 400, "Enter your username or e-mail and your password.", login, target)
-    try:
-        candidate = await signin.check_sign_in(ctx.rt, login, password, ctx.client_address)
-        _user, secret = web_sessions.start(ctx.session, candidate)
-    except Unauthorized:
+    candidate = await signin.check_sign_in(ctx.rt, login, password, ctx.client_address)
+    started = candidate if isinstance(candidate, Refusal) else web_sessions.start(ctx.session, candidate)
+    if isinstance(started, Refusal):
         ctx.rollback()
-        return _sign_in_form(ctx, 401, "Invalid login or password.", login, target)
-    except (TooManyRequests, Unavailable) as refused:
-        ctx.rollback()
-        response = _sign_in_form(ctx, refused.status, "Too many attempts: wait a moment and try again.", login, target)
-        response.headers.update(refused.headers)
-        return response
+        return _refused_sign_in(ctx, started, login, target)
+    _user, secret = started
     lifetime = signin.session_lifetime(ctx.session)
     set_cookie(ctx, SESSION_COOKIE, secret, int(lifetime.total_seconds()) if lifetime else None)
     return redirect(target)
+
+
+def _refused_sign_in(ctx: Ctx, refusal: Refusal, login: str, target: str) -> Response:
+    """The form again: 401 for refused credentials; for load, the API's status and Retry-After."""
+    if refusal.reason not in signin.FOR_LOAD:
+        return _sign_in_form(ctx, 401, "Invalid login or password.", login, target)
+    error = error_of(refusal)
+    response = _sign_in_form(ctx, error.status, "Too many attempts: wait a moment and try again.", login, target)
+    response.headers.update(error.headers)
+    return response
 
 
 @pages.action("/users/sign_out")
