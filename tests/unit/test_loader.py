@@ -8,7 +8,7 @@ import pytest
 
 from codeyard.policies import projects as policy
 from codeyard.services import loader
-from codeyard.services.loader import Refusal
+from codeyard.services.loader import LoadRefused
 
 ROW = object()
 READER = policy.Access(frozenset({policy.READ_PROJECT}))
@@ -25,20 +25,20 @@ def test_a_readable_project_with_every_ability_asked_is_loaded():
 
 
 def test_missing_and_unreadable_are_one_answer_without_the_row():
-    assert judged(PUSHER, row=None).refusal is Refusal.NOT_FOUND
+    assert judged(PUSHER, row=None).refusal is LoadRefused.NOT_FOUND
     unreadable = judged(policy.NO_ACCESS)
-    assert unreadable.refusal is Refusal.NOT_FOUND and unreadable.row is None
+    assert unreadable.refusal is LoadRefused.NOT_FOUND and unreadable.row is None
 
 
 def test_a_readable_project_without_an_ability_is_forbidden():
-    assert judged(READER, needed=(policy.PUSH_CODE,)) == (ROW, READER, Refusal.FORBIDDEN)
+    assert judged(READER, needed=(policy.PUSH_CODE,)) == (ROW, READER, LoadRefused.FORBIDDEN)
 
 
 @pytest.mark.parametrize("access", [policy.NO_ACCESS, READER])
 def test_anonymous_callers_are_asked_to_sign_in_when_the_edge_says_so(access):
-    assert judged(access, caller=None, needed=(policy.PUSH_CODE,), sign_in=True).refusal is Refusal.UNAUTHENTICATED
-    assert judged(access, caller=SOMEONE, needed=(policy.PUSH_CODE,), sign_in=True).refusal is not Refusal.UNAUTHENTICATED
-    assert judged(access, caller=None, needed=(policy.PUSH_CODE,)).refusal is not Refusal.UNAUTHENTICATED
+    assert judged(access, caller=None, needed=(policy.PUSH_CODE,), sign_in=True).refusal is LoadRefused.UNAUTHENTICATED
+    assert judged(access, caller=SOMEONE, needed=(policy.PUSH_CODE,), sign_in=True).refusal is not LoadRefused.UNAUTHENTICATED
+    assert judged(access, caller=None, needed=(policy.PUSH_CODE,)).refusal is not LoadRefused.UNAUTHENTICATED
 
 
 def test_a_path_with_a_slash_in_a_segment_names_nothing_and_reads_nothing():
@@ -49,4 +49,4 @@ def test_a_path_with_a_slash_in_a_segment_names_nothing_and_reads_nothing():
         async def first(self, _statement, _params):
             raise AssertionError("read")
 
-    assert asyncio.run(loader.project(Unread(), None, SOMEONE)).refusal is Refusal.NOT_FOUND
+    assert asyncio.run(loader.project(Unread(), None, SOMEONE)).refusal is LoadRefused.NOT_FOUND

@@ -16,12 +16,12 @@ from ..http.context import Ctx
 from ..policies import projects as policy
 from ..policies.projects import Access
 from ..services import loader
-from ..services.loader import Refusal
+from ..services.loader import LoadRefused
 
 
-def refused(refusal: Refusal, not_found: str = "Project") -> Exception:
+def refused(refusal: LoadRefused, not_found: str = "Project") -> Exception:
     """The API's answer to a refusal: 404 `404 <NOT_FOUND> Not Found` or 403."""
-    return Forbidden() if refusal is Refusal.FORBIDDEN else NotFound(not_found)
+    return Forbidden() if refusal is LoadRefused.FORBIDDEN else NotFound(not_found)
 
 
 def _checked(found: loader.Loaded, not_found: str) -> tuple[Row, Access]:

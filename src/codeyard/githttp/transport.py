@@ -46,7 +46,7 @@ from ..http.context import Ctx
 from ..http.routing import Routes
 from ..policies import projects as policy
 from ..services import loader, project_reads, protected_branches, push_journal
-from ..services.loader import Refusal
+from ..services.loader import LoadRefused
 from .credentials import BadCredentials, BuildCredential, user_for
 
 routes = Routes()
@@ -196,11 +196,11 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
     ident = loader.path_ident(ctx.path_params["namespace"], _project_path(ctx))
     found = await loader.project(ctx.rt.db.loop, ident, user, (need,), member=not isinstance(user, BuildCredential),
                                  access_of=_access, sign_in=True)  # fmt: skip
-    if found.refusal is Refusal.UNAUTHENTICATED:
+    if found.refusal is LoadRefused.UNAUTHENTICATED:
         raise GitUnauthorized()
-    if found.refusal is Refusal.NOT_FOUND:
+    if found.refusal is LoadRefused.NOT_FOUND:
         raise NotFound("Project")
-    if found.refusal is Refusal.FORBIDDEN:
+    if found.refusal is LoadRefused.FORBIDDEN:
         verb = "push code to" if service == RECEIVE else "download code from"
         raise Forbidden(f"You are not allowed to {verb} this project")
     grant = Grant(found.row.id, found.access)

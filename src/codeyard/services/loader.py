@@ -26,7 +26,7 @@ from ..policies import projects as policy
 from . import groups, project_reads
 
 
-class Refusal(enum.Enum):
+class LoadRefused(enum.Enum):
     NOT_FOUND = "not found"
     FORBIDDEN = "forbidden"
     UNAUTHENTICATED = "unauthenticated"
@@ -38,7 +38,7 @@ class Loaded(NamedTuple):
 
     row: Any
     access: policy.Access
-    refusal: Refusal | None = None
+    refusal: LoadRefused | None = None
 
 
 class LoadedGroup(NamedTuple):
@@ -47,7 +47,7 @@ class LoadedGroup(NamedTuple):
 
     row: Any
     abilities: frozenset[str]
-    refusal: Refusal | None = None
+    refusal: LoadRefused | None = None
 
 
 AccessOf = Callable[[Any, Any], policy.Access]  # (caller, row) -> access
@@ -77,13 +77,13 @@ def judge(caller, row, needed: Iterable[str] = (), access_of: AccessOf = project
     git's build tokens have their own)."""
     access = access_of(caller, row) if row is not None else policy.NO_ACCESS
     if not access.can(policy.READ_PROJECT):
-        refusal, row = Refusal.NOT_FOUND, None
+        refusal, row = LoadRefused.NOT_FOUND, None
     elif not all(access.can(ability) for ability in needed):
-        refusal = Refusal.FORBIDDEN
+        refusal = LoadRefused.FORBIDDEN
     else:
         return Loaded(row, access)
     if sign_in and caller is None:
-        refusal = Refusal.UNAUTHENTICATED
+        refusal = LoadRefused.UNAUTHENTICATED
     return Loaded(row, access, refusal)
 
 
@@ -92,7 +92,7 @@ async def group(db, ident: str, caller, needed: Iterable[str] = ()) -> LoadedGro
     unless they have every ability in NEEDED."""
     row, found = await groups.read_guarded(db, ident, caller)
     if group_policy.READ_GROUP not in found:
-        return LoadedGroup(None, found, Refusal.NOT_FOUND)
+        return LoadedGroup(None, found, LoadRefused.NOT_FOUND)
     if not all(ability in found for ability in needed):
-        return LoadedGroup(row, found, Refusal.FORBIDDEN)
+        return LoadedGroup(row, found, LoadRefused.FORBIDDEN)
     return LoadedGroup(row, found)

@@ -92,6 +92,6 @@ def load(ctx: Ctx, *abilities: str) -> ProjectPage:
     return ProjectPage(ctx, found.row, found.access)
 
 
-def refused(refusal: loader.Refusal) -> Exception:
+def refused(refusal: loader.LoadRefused) -> Exception:
     """A page's answer to a refusal: a plain 404, or 403."""
-    return Forbidden() if refusal is loader.Refusal.FORBIDDEN else NotFound()
+    return Forbidden() if refusal is loader.LoadRefused.FORBIDDEN else NotFound()
