@@ -11,22 +11,17 @@ from sqlalchemy import Row
 
 from ..db.models import Project
 from ..db.readers import now
-from ..errors import Forbidden, NotFound
+from ..errors import NotFound
 from ..http.context import Ctx
+from ..http.refusals import load_error
 from ..policies import projects as policy
 from ..policies.projects import Access
 from ..services import loader
-from ..services.loader import LoadRefused
-
-
-def refused(refusal: LoadRefused, not_found: str = "Project") -> Exception:
-    """The API's answer to a refusal: 404 `404 <NOT_FOUND> Not Found` or 403."""
-    return Forbidden() if refusal is LoadRefused.FORBIDDEN else NotFound(not_found)
 
 
 def _checked(found: loader.Loaded, not_found: str) -> tuple[Row, Access]:
     if found.refusal is not None:
-        raise refused(found.refusal, not_found)
+        raise load_error(found.refusal, not_found)
     return found.row, found.access
 
 
@@ -74,7 +69,7 @@ def group_guard(*abilities: str):
     async def guard(ctx: Ctx) -> None:
         found = await loader.group(ctx.rt.db, ctx.path_params["id"], ctx.actor, abilities)
         if found.refusal is not None:
-            raise refused(found.refusal, "Group")
+            raise load_error(found.refusal, "Group")
         ctx.group_row, ctx.group_abilities = found.row, found.abilities
 
     guard.__name__ = "group_needs_" + ("_and_".join(abilities) or "read")

@@ -6,14 +6,17 @@ from __future__ import annotations
 from ..errors import (
     CodeyardError,
     Conflict,
+    Forbidden,
     MethodNotAllowed,
     NotAcceptable,
+    NotFound,
     RecordNotFound,
     TooManyRequests,
     Unauthorized,
     Unavailable,
 )
 from ..services import passwords
+from ..services.loader import LoadRefused
 from ..services.merge_requests.accept import Refused
 from ..services.outcomes import Refusal
 from ..services.signin import SignInRefused
@@ -51,3 +54,9 @@ def accepted(outcome):
 
 def error_of(refusal: Refusal) -> CodeyardError:
     return _ANSWERS[refusal.reason](refusal.detail)
+
+
+def load_error(refusal: LoadRefused, resource: str | None = None) -> CodeyardError:
+    """The answer of the API and the pages to the loader's refusal: 403, else 404 (`404 <RESOURCE>
+    Not Found`, or a plain `404 Not Found`). Git answers its own way (`githttp.transport.authorize`)."""
+    return Forbidden() if refusal is LoadRefused.FORBIDDEN else NotFound(resource)

@@ -16,6 +16,7 @@ from ..db.models import Project
 from ..db.readers import now
 from ..errors import Forbidden, NotFound
 from ..http.context import Ctx
+from ..http.refusals import load_error
 from ..policies import projects as policy
 from ..services import loader
 
@@ -88,10 +89,5 @@ def load(ctx: Ctx, *abilities: str) -> ProjectPage:
     ident = loader.path_ident(ctx.path_params["namespace"], ctx.path_params["project"])
     found = now(loader.project(reader, ident, ctx.actor, abilities))
     if found.refusal is not None:
-        raise refused(found.refusal)
+        raise load_error(found.refusal)
     return ProjectPage(ctx, found.row, found.access)
-
-
-def refused(refusal: loader.LoadRefused) -> Exception:
-    """A page's answer to a refusal: a plain 404, or 403."""
-    return Forbidden() if refusal is loader.LoadRefused.FORBIDDEN else NotFound()
