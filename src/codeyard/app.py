@@ -21,7 +21,7 @@ from starlette.responses import Response
 
 from . import config as config_module
 from . import datadir, metrics, routes
-from .errors import CodeyardError, Conflict, Forbidden, Unauthorized
+from .errors import CodeyardError, Conflict, Forbidden, MissingParam, Unauthorized
 from .http import auth, server
 from .http.bodies import read_body
 from .http.context import Ctx
@@ -178,6 +178,9 @@ def log_access(method: str, route: str, status: int, seconds: float, ctx: Ctx | 
 
 
 def error_response(ctx: Ctx, error: Exception) -> tuple[int, bytes, list[tuple[str, str]]]:
+    if isinstance(error, MissingParam) and ctx.route.template.startswith(routes.API_V4 + "/"):
+        # v4 names a missing parameter as Grape's `requires` does; v3 as GitLab 8's helpers did.
+        return error.status, json_body({"error": f"{error.name} is missing"}), []
     if isinstance(error, CodeyardError):
         return error.status, json_body({"message": error.message}), list(error.headers.items())
     if isinstance(error, IntegrityError):

@@ -24,6 +24,7 @@ class BadRequest(CodeyardError):
 
 class MissingParam(BadRequest):
     def __init__(self, name: str):
+        self.name = name
         super().__init__(f'400 (Bad request) "{name}" not given')
 
 

@@ -4,7 +4,8 @@ Each handler module declares its routes in a `Routes` of its own, with templates
 they are mounted; nothing registers itself anywhere else. Here the API's routes are mounted under
 its version's prefix with the OpenAPI document of what is served, the others at the root (the
 runners' protocol, OAuth, git over HTTP, uploads, health and metrics), and the web pages beside
-them. A second API version on the same handlers is one more `mount` here.
+them. API v4 is a second edge of the same services: its modules (`api/v4`) are mounted under
+`/api/v4`, with a document of their own.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from .api.v3 import (
     uploads,
     users,
 )
+from .api.v4 import meta as v4_meta
+from .api.v4 import users as v4_users
 from .githttp import transport
 from .http.routing import Route, mount
 from .web import builds as build_pages
@@ -58,6 +61,8 @@ API = (
     uploads.routes,
     users.routes,
 )
+API_V4 = "/api/v4"
+API4 = (v4_meta.routes, v4_users.routes)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,
@@ -70,8 +75,12 @@ PAGES = (
 
 
 def documented_routes() -> list[Route]:
-    """The routes the OpenAPI document lists: the API's (and the document's own) and those outside it."""
-    return openapi.with_document(API_V3, [*mount(API_V3, *API), *mount("", *OUTSIDE_THE_API)])
+    """The routes the OpenAPI documents list: each version's (with its document), v3's with those
+    outside the API."""
+    return [
+        *openapi.with_document(API_V3, [*mount(API_V3, *API), *mount("", *OUTSIDE_THE_API)]),
+        *openapi.with_document(API_V4, mount(API_V4, *API4)),
+    ]
 
 
 def every_route() -> list[Route]:

@@ -8,11 +8,14 @@ from codeyard.routes import documented_routes
 
 
 def test_document_lists_every_route_and_parameter(api):
-    response = api.anonymous.get("/openapi.json")
-    assert response.status_code == 200
-    document = response.json()
-    assert document["openapi"].startswith("3.")
+    documents = {}
+    for version in ("v3", "v4"):
+        response = api.client.get(f"/api/{version}/openapi.json")
+        assert response.status_code == 200
+        documents[version] = response.json()
+        assert documents[version]["openapi"].startswith("3.")
     for route in documented_routes():
+        document = documents["v4" if route.template.startswith("/api/v4/") else "v3"]
         path = re.sub(r"[:*](\w+)", r"{\1}", route.template)
         operation = document["paths"][path][route.method.lower()]
         names = {p["name"] for p in operation["parameters"]}

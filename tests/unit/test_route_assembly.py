@@ -1,5 +1,5 @@
 """Every route a module declares is mounted by `codeyard.routes`, once; the API's routes can be
-mounted under a second prefix beside the first."""
+mounted under a second prefix beside the first, as v4's are."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def declared_collections() -> dict[str, Routes]:
 
 
 def test_every_declared_route_collection_is_mounted_once():
-    mounted = [*routes.API, *routes.OUTSIDE_THE_API, *routes.PAGES]
+    mounted = [*routes.API, *routes.API4, *routes.OUTSIDE_THE_API, *routes.PAGES]
     assert len({id(collection) for collection in mounted}) == len(mounted)
     declared = declared_collections()
     assert len(declared) >= len(mounted)  # the walk found them
@@ -34,6 +34,12 @@ def test_every_declared_route_collection_is_mounted_once():
 
 
 def test_the_api_mounts_under_a_second_prefix_beside_the_first():
-    both = [*routes.every_route(), *mount("/api/v4", *routes.API)]
+    both = [*routes.every_route(), *mount("/api/v5", *routes.API)]
     router = Router(both)
-    assert router.match("GET", "/api/v4/projects").route.handler is router.match("GET", "/api/v3/projects").route.handler
+    assert router.match("GET", "/api/v5/projects").route.handler is router.match("GET", "/api/v3/projects").route.handler
+
+
+def test_v4_is_served_beside_v3():
+    router = Router(routes.every_route())
+    assert router.match("GET", "/api/v4/user").route.template == "/api/v4/user"
+    assert router.match("GET", "/api/v3/user").route.handler is not router.match("GET", "/api/v4/user").route.handler

@@ -21,13 +21,15 @@ def with_document(prefix: str, routes: list[Route]) -> list[Route]:
     """ROUTES and `GET PREFIX/openapi.json`, their document (which lists itself too)."""
 
     def openapi(ctx: Ctx) -> dict:
-        return document(documented, ctx.base_url)
+        return document(documented, ctx.base_url, version)
+
+    version = prefix.rsplit("/", 1)[-1]
 
     documented = [*routes, Route("GET", prefix + "/openapi.json", openapi, auth="none", summary="This API's OpenAPI document")]
     return documented
 
 
-def document(routes: list[Route], base_url: str) -> dict:
+def document(routes: list[Route], base_url: str, version: str = "v3") -> dict:
     paths: dict[str, dict] = {}
     components: dict[str, dict] = {"Error": ERROR_SCHEMA}
     for route in routes:
@@ -35,7 +37,7 @@ def document(routes: list[Route], base_url: str) -> dict:
         paths.setdefault(path, {})[route.method.lower()] = _operation(route, components)
     return {
         "openapi": "3.1.0",
-        "info": {"title": "codeyard API", "version": "v3"},
+        "info": {"title": "codeyard API", "version": version},
         "servers": [{"url": base_url}],
         "paths": dict(sorted(paths.items())),
         "components": {
