@@ -17,6 +17,7 @@ from ..http.refusals import load_error
 from ..policies import projects as policy
 from ..policies.projects import Access
 from ..services import loader
+from ..services.merge_requests import reads as merge_request_reads
 
 
 def _checked(found: loader.Loaded, not_found: str) -> tuple[Row, Access]:
@@ -75,3 +76,12 @@ def group_guard(*abilities: str):
     guard.__name__ = "group_needs_" + ("_and_".join(abilities) or "read")
     guard.loads = "group"
     return guard
+
+
+async def merge_request_iid(ctx: Ctx) -> None:
+    """After a project guard: `:merge_request_iid` (v4's name for a request, its number in the
+    project) becomes the request's global id in `:merge_request_id`, where the handlers, v3's too,
+    read it; 404 `404 Not found` when the project has no request so numbered."""
+    iid = ctx.path_int("merge_request_iid")
+    mr_id = await merge_request_reads.id_of_iid(ctx.rt.db.loop, ctx.project_id, iid)
+    ctx.path_params = {**ctx.path_params, "merge_request_id": str(mr_id)}

@@ -106,6 +106,17 @@ async def require(reader, project_id: int, mr_id: int) -> None:
     await read_row(reader, _IN_PROJECT, {"id": mr_id, "project_id": project_id}, mr_id, RecordNotFound)
 
 
+_BY_IID = select(MergeRequest.id).where(
+    MergeRequest.iid == bindparam("iid", type_=Integer), MergeRequest.target_project_id == bindparam("project_id", type_=Integer)
+)
+
+
+async def id_of_iid(reader, project_id: int, iid: int) -> int:
+    """The global id of project PROJECT_ID's request numbered IID (API v4 names requests so);
+    404 `404 Not found` otherwise."""
+    return (await read_row(reader, _BY_IID, {"iid": iid, "project_id": project_id}, iid, RecordNotFound)).id
+
+
 _COMPARED = select(
     MergeRequest.iid, MergeRequest.target_branch, MergeRequest.diff_base_sha, MergeRequest.diff_head_sha
 ).where(*_THE_REQUEST)
