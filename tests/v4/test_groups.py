@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ..support import QueryCounter
+
 GROUP_KEYS = {
     "id", "web_url", "name", "path", "description", "visibility", "share_with_group_lock",
     "require_two_factor_authentication", "two_factor_grace_period", "project_creation_level",
@@ -142,3 +144,13 @@ def test_delete(gl, api4, users, alice, projects, api):
 def test_bad_ids(api4, alice):
     for bad in ("0", "99999999999999999999", "no-such-group", "..%2F..", "%00"):
         assert api4.as_(alice).get(f"/groups/{bad}").status_code == 404, bad
+
+
+def test_list_is_one_statement(api4, rt, alice, admin, projects):
+    for path in ("one", "two", "three"):
+        projects.group(alice, path)
+    for who, params in ((alice, {}), (alice, {"all_available": True}), (alice, {"min_access_level": 30}), (admin, {"per_page": 1})):
+        with QueryCounter(rt) as counter:
+            response = api4.as_(who).get("/groups", params=params)
+        assert response.headers["x-total"] == "3"
+        assert counter.count == 0 and len(counter.fast_reads) == 1, (params, counter.statements, counter.fast_reads)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..support import make_team
+from ..support import QueryCounter, make_team
 
 MEMBER_KEYS = {"id", "username", "name", "state", "locked", "avatar_url", "web_url", "access_level", "created_at", "expires_at", "membership_state"}
 
@@ -162,3 +162,17 @@ def test_public_group_members_are_read_by_outsiders(api4, users, projects, alice
     outsider = users.create("outsider")
     assert [m["username"] for m in api4.as_(outsider).get(f"/groups/{group.id}/members").json()] == ["alice"]
     assert api4.as_(outsider).delete(f"/groups/{group.id}/members/{alice.id}").status_code == 403
+
+
+def test_lists_are_one_statement_after_the_guard(api4, rt, team, users, projects, alice):
+    group = projects.group(alice, "crew")
+    project = projects.create(alice, group=group)
+    for n in range(4):
+        projects.add_group_member(group, users.create(f"crew{n}"), 20)
+        projects.add_member(project, users.create(f"proj{n}"), 30)
+    for path, total in ((f"/projects/{project.id}/members/all", "9"), (f"/projects/{project.id}/members", "4"),
+                        (f"/groups/{group.id}/members", "5")):  # fmt: skip
+        with QueryCounter(rt) as counter:  # the guard's statement and the page's
+            response = api4.as_(alice).get(path, params={"per_page": 3})
+        assert response.headers["x-total"] == total
+        assert counter.count == 0 and len(counter.fast_reads) == 2, (path, counter.statements, counter.fast_reads)

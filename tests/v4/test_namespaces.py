@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..support import QueryCounter
+
 NAMESPACE_KEYS = {"id", "name", "path", "kind", "full_path", "parent_id", "avatar_url", "web_url"}
 
 
@@ -55,3 +57,13 @@ def test_exists(gl, api4, alice, projects, users):
     assert api4.as_(alice).get("/namespaces/" + "x" * 5000 + "/exists").json() == {"exists": False, "suggests": []}
     assert api4.as_(alice).get("/namespaces/bad%20path/exists").json() == {"exists": False, "suggests": []}
     assert api4.anonymous.get("/namespaces/team/exists").status_code == 401
+
+
+def test_list_is_one_statement(api4, rt, alice, projects):
+    for path in ("n1", "n2", "n3"):
+        projects.group(alice, path)
+    for params in ({}, {"owned_only": True}, {"search": "n"}):
+        with QueryCounter(rt) as counter:
+            response = api4.as_(alice).get("/namespaces", params=params)
+        assert response.status_code == 200
+        assert counter.count == 0 and len(counter.fast_reads) == 1, (params, counter.statements, counter.fast_reads)
