@@ -287,3 +287,18 @@ def test_lists_are_one_statement_whatever_their_length(api4, rt, admin, users):
     with QueryCounter(rt) as counter:
         assert len(api4.as_(admin).get("/user/emails").json()) == 3
     assert counter.count == 0 and len(counter.fast_reads) == 1
+
+
+def test_deactivated_user_cannot_use_git(api4, admin, users, projects):
+    bob = users.create("bob")
+    project = projects.create(bob)
+    url = f"/{project.path_with_namespace}.git/info/refs"
+
+    def fetch_status():
+        return api4.client.get(url, params={"service": "git-upload-pack"}, auth=("bob", bob.token)).status_code
+
+    assert fetch_status() == 200
+    assert api4.as_(admin).post(f"/users/{bob.id}/deactivate").json() is True
+    assert fetch_status() == 401
+    api4.as_(admin).post(f"/users/{bob.id}/activate")
+    assert fetch_status() == 200
