@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..support import DEFAULT_PASSWORD, QueryCounter
+from ..web.conftest import WebClient
 
 # --- the directory -------------------------------------------------------------------------------
 
@@ -302,3 +303,15 @@ def test_deactivated_user_cannot_use_git(api4, admin, users, projects):
     assert fetch_status() == 401
     api4.as_(admin).post(f"/users/{bob.id}/activate")
     assert fetch_status() == 200
+
+
+def test_deactivation_ends_web_sessions_for_good(rt, _test_client, api4, admin, alice):
+    laptop = WebClient(_test_client)
+    laptop.sign_in(alice)
+    assert laptop.get("/users/sign_in").status_code == 303  # signed in: sent on
+    assert api4.as_(admin).post(f"/users/{alice.id}/deactivate").json() is True
+    assert laptop.get("/users/sign_in").status_code == 200  # the cookie counts as nobody
+    form = laptop.form_token("/users/sign_in")
+    assert laptop.post("/users/sign_in", {"login": "alice", "password": alice.password}, token=form).status_code == 401
+    assert api4.as_(admin).post(f"/users/{alice.id}/activate").json() is True
+    assert laptop.get("/users/sign_in").status_code == 200  # activating brings no session back
