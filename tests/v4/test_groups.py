@@ -154,3 +154,17 @@ def test_list_is_one_statement(api4, rt, alice, admin, projects):
             response = api4.as_(who).get("/groups", params=params)
         assert response.headers["x-total"] == "3"
         assert counter.count == 0 and len(counter.fast_reads) == 1, (params, counter.statements, counter.fast_reads)
+
+
+def test_visibility_cannot_narrow_below_a_project(api4, alice, projects):
+    group = projects.group(alice, "wide", visibility=20)
+    projects.create(alice, group=group, visibility=20)
+    refused = api4.as_(alice).put(f"/groups/{group.id}", json={"visibility": "private"})
+    assert refused.status_code == 400 and "visibility_level" in refused.json()["message"]
+    assert api4.as_(alice).get(f"/groups/{group.id}").json()["visibility"] == "public"
+
+
+def test_delete_with_a_json_body_as_gitbeaker_sends(api4, alice, projects):
+    group = projects.group(alice, "gb")
+    response = api4.as_(alice).request("DELETE", f"/groups/{group.id}", json={})
+    assert response.status_code == 202

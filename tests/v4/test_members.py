@@ -176,3 +176,9 @@ def test_lists_are_one_statement_after_the_guard(api4, rt, team, users, projects
             response = api4.as_(alice).get(path, params={"per_page": 3})
         assert response.headers["x-total"] == total
         assert counter.count == 0 and len(counter.fast_reads) == 2, (path, counter.statements, counter.fast_reads)
+
+
+def test_remove_with_a_json_body_as_gitbeaker_sends(api4, team):
+    guest = team.user("guest")
+    response = api4.as_(team.user("owner")).request("DELETE", f"/projects/{team.project.id}/members/{guest.id}", json={})
+    assert response.status_code == 204 and response.content == b""

@@ -315,3 +315,11 @@ def test_deactivation_ends_web_sessions_for_good(rt, _test_client, api4, admin, 
     assert laptop.post("/users/sign_in", {"login": "alice", "password": alice.password}, token=form).status_code == 401
     assert api4.as_(admin).post(f"/users/{alice.id}/activate").json() is True
     assert laptop.get("/users/sign_in").status_code == 200  # activating brings no session back
+
+
+def test_active_filter_leaves_out_deactivated_users(api4, admin, users):
+    bob = users.create("bob")
+    api4.as_(admin).post(f"/users/{bob.id}/deactivate")
+    active = api4.as_(admin).get("/users", params={"active": True}).json()
+    assert bob.id not in [u["id"] for u in active]
+    assert api4.as_(admin).request("DELETE", f"/users/{bob.id}", json={}).status_code == 204
