@@ -30,7 +30,11 @@ from .api.v3 import (
     uploads,
     users,
 )
+from .api.v4 import groups as v4_groups
+from .api.v4 import members as v4_members
 from .api.v4 import meta as v4_meta
+from .api.v4 import namespaces as v4_namespaces
+from .api.v4 import settings as v4_settings
 from .api.v4 import users as v4_users
 from .githttp import transport
 from .http.routing import Route, mount
@@ -62,7 +66,14 @@ API = (
     users.routes,
 )
 API_V4 = "/api/v4"
-API4 = (v4_meta.routes, v4_users.routes)
+API4 = (
+    v4_meta.routes,
+    v4_users.routes,
+    v4_groups.routes,
+    v4_members.routes,
+    v4_namespaces.routes,
+    v4_settings.routes,
+)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,

@@ -15,6 +15,13 @@ ERROR_SCHEMA = {
     "properties": {"message": {"oneOf": [{"type": "string"}, {"type": "object"}]}},
     "required": ["message"],
 }
+# v4 names a missing parameter as Grape does, `{"error": "x is missing"}` (`app.error_response`).
+ERROR_SCHEMA_V4 = {
+    "type": "object",
+    "properties": {"message": ERROR_SCHEMA["properties"]["message"], "error": {"type": "string"}},
+    "anyOf": [{"required": ["message"]}, {"required": ["error"]}],
+}
+V4_PREFIX = "/api/v4/"
 
 
 def with_document(prefix: str, routes: list[Route]) -> list[Route]:
@@ -93,7 +100,11 @@ def _operation(route: Route, components: dict[str, dict]) -> dict:
 
 
 def _responses(route: Route, components: dict[str, dict]) -> dict:
-    error = {"description": "Error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    name = "Error"
+    if route.template.startswith(V4_PREFIX):
+        components.setdefault("ErrorV4", ERROR_SCHEMA_V4)
+        name = "ErrorV4"
+    error = {"description": "Error", "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}}
     success: dict = {"description": "Success"}
     if (schema := response_schema(route, components)) is not None and route.success_status not in (204, 304):
         success["content"] = {"application/json": {"schema": schema}}

@@ -6,10 +6,21 @@ import functools
 import re
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, func, select
+from sqlalchemy import Integer, bindparam, func, or_, select
 from sqlalchemy.orm import Session, joinedload
 
-from ..db.models import OWNER, GroupMember, Namespace, Project, Tombstone, is_id, parse_id, utcnow
+from ..db.models import (
+    INTERNAL,
+    OWNER,
+    PUBLIC,
+    GroupMember,
+    Namespace,
+    Project,
+    Tombstone,
+    is_id,
+    parse_id,
+    utcnow,
+)
 from ..db.queries import like_pattern, matches_pattern, page_statements, read_page
 from ..errors import Conflict, Forbidden, Invalid, NotFound, RecordNotFound
 from ..policies import groups as group_policy
@@ -79,7 +90,9 @@ def find(session: Session, ident: str) -> Namespace | None:
 
 
 # The read path (GET requests, no session: awaited on the loop's own connections on PostgreSQL).
-_GROUP_COLUMNS = (Namespace.id, Namespace.name, Namespace.path, Namespace.description, Namespace.visibility_level)
+_GROUP_COLUMNS = (
+    Namespace.id, Namespace.name, Namespace.path, Namespace.description, Namespace.visibility_level, Namespace.created_at,
+)  # fmt: skip
 _CALLER_LEVEL = (
     select(GroupMember.access_level)
     .where(GroupMember.namespace_id == Namespace.id, GroupMember.user_id == project_reads.USER_ID)
@@ -114,22 +127,58 @@ async def read_guarded(db, ident: str, user) -> tuple[Any, frozenset[str]]:
     return row, group_policy.group_abilities(user, row, row.member_level, sees_a_project=sees is not None)
 
 
+# Which groups a list holds (`read_listed`): the caller's (MEMBER), every one (EVERY, an admin's),
+# theirs and those they may see for their visibility (AVAILABLE), those where their level is at
+# least `min_level` (AT_LEAST; owned groups are those at OWNER).
+MEMBER, EVERY, AVAILABLE, AT_LEAST = "member", "every", "available", "at_least"
+# The orders a list may be read in (v4's `order_by`), each ending with the id.
+ORDERS = {"id": (Namespace.id,), "name": (Namespace.name, Namespace.id), "path": (Namespace.path, Namespace.id)}
+
+
+def _memberships(level: bool):
+    query = select(GroupMember.namespace_id).where(GroupMember.user_id == project_reads.USER_ID)
+    if level:
+        query = query.where(GroupMember.access_level >= bindparam("min_level", type_=Integer))
+    return Namespace.id.in_(query)
+
+
 @functools.cache
-def _visible_statements(every: bool, search: bool):
-    """(count, page) of the groups the caller belongs to (EVERY group: an admin's), oldest first;
-    SEARCH: names or paths containing `:pattern`."""
+def _visible_statements(scope: str, search: bool, order: tuple[str, bool] = ("id", False)):
+    """(count, page) of the groups of SCOPE for the caller (`:user_id`), in ORDER (a key of ORDERS
+    and whether descending); SEARCH: names or paths containing `:pattern`."""
     conditions = [Namespace.kind == GROUP_KIND]
-    if not every:
-        conditions.append(Namespace.id.in_(select(GroupMember.namespace_id).where(GroupMember.user_id == project_reads.USER_ID)))
+    if scope == MEMBER:
+        conditions.append(_memberships(level=False))
+    elif scope == AT_LEAST:
+        conditions.append(_memberships(level=True))
+    elif scope == AVAILABLE:
+        visible = Namespace.visibility_level >= bindparam("min_visibility", type_=Integer)
+        conditions.append(or_(_memberships(level=False), visible))
     if search:
         conditions.append(matches_pattern("pattern", Namespace.name, Namespace.path))
-    return page_statements(_GROUP_COLUMNS, Namespace.__table__, conditions, (Namespace.id,))
+    key, descending = order
+    columns = ORDERS[key]
+    return page_statements(_GROUP_COLUMNS, Namespace.__table__, conditions, [c.desc() for c in columns] if descending else columns)
 
 
 async def read_visible(db, user, search: str | None, offset: int, limit: int) -> tuple[int, list]:
     """(total, rows of one page) of the groups USER belongs to (every group for admins), oldest first."""
-    params = {"user_id": user.id, "pattern": like_pattern(search) if search else None, "offset": offset, "limit": limit}
-    return await read_page(db.loop, _visible_statements(user.is_admin, bool(search)), params)
+    return await read_listed(db, user, EVERY if user.is_admin else MEMBER, search=search, offset=offset, limit=limit)
+
+
+async def read_listed(db, user, scope: str, *, search: str | None, offset: int, limit: int, min_level: int = 0,
+                      order: tuple[str, bool] = ("id", False)) -> tuple[int, list]:  # fmt: skip
+    """(total, rows of one page) of the groups of SCOPE for USER (MIN_LEVEL: AT_LEAST's level). A
+    group AVAILABLE to a user is theirs, public, or internal when they are not external."""
+    params = {
+        "user_id": user.id,
+        "pattern": like_pattern(search) if search else None,
+        "min_level": min_level,
+        "min_visibility": PUBLIC if user.external else INTERNAL,
+        "offset": offset,
+        "limit": limit,
+    }
+    return await read_page(db.loop, _visible_statements(scope, bool(search), order), params)
 
 
 # --- changing -------------------------------------------------------------------------------------

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import functools
 
-from sqlalchemy import Integer, bindparam, select
+from sqlalchemy import Integer, bindparam, func, literal, select, union_all
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
-from ..db.models import Project, ProjectMember, User, is_id
-from ..db.queries import like_pattern, matches_pattern, page_statements, read_row
+from ..db.models import GroupMember, Project, ProjectMember, User, is_id
+from ..db.queries import joined_columns, joined_part, like_pattern, matches_pattern, page_statements, read_row
 from ..db.queries import read_page as read_page_of
 from ..errors import Forbidden, NotFound, RecordNotFound
 from ..policies import projects as policy
 from . import events, users
+from .identity import CONTACT_FIELDS, Contact
 
 OWNER_REMOVED = "the owner of a personal project cannot be removed"
 OWNER_DOWNGRADED = "the owner of a personal project must keep at least master access"
@@ -73,6 +74,89 @@ async def read_page(reader, model, owner_id: int, query: str | None, offset: int
 async def read_one(reader, model, owner_id: int, user_id: int):
     """The row of USER_ID's membership of project or group OWNER_ID; 404 `404 Not found` when none."""
     return await read_row(reader, _one_statement(model), {"owner_id": owner_id, "user_id": user_id}, user_id, RecordNotFound)
+
+
+# --- v4's reads: the membership's own time and who made it; a project's members with its group's ------
+
+# Whose memberships a v4 list reads: a project's (PROJECT), a group's (GROUP), or a project's with
+# its group's, each user once at their highest level (PROJECT_ALL: `/projects/:id/members/all`).
+PROJECT, GROUP, PROJECT_ALL = "project", "group", "project_all"
+CREATOR = "creator_"  # the prefix of the columns of who made the membership (`joined_part`)
+
+
+def _memberships(model, owner: str):
+    columns = model.project_id if model is ProjectMember else model.namespace_id
+    return select(model.id, model.user_id, model.access_level, model.created_at, model.created_by_id).where(
+        columns == bindparam(owner, type_=Integer)
+    )
+
+
+def _source(kind: str):
+    """The memberships of KIND as a subquery (id, user_id, access_level, created_at, created_by_id)
+    and the conditions that keep one row per user."""
+    if kind == PROJECT:
+        return _memberships(ProjectMember, "owner_id").subquery("m"), ()
+    if kind == GROUP:
+        return _memberships(GroupMember, "owner_id").subquery("m"), ()
+    both = union_all(
+        _memberships(ProjectMember, "owner_id").add_columns(literal(0).label("source")),
+        _memberships(GroupMember, "namespace_id").add_columns(literal(1).label("source")),
+    ).subquery("both")
+    rank = func.row_number().over(partition_by=both.c.user_id, order_by=(both.c.access_level.desc(), both.c.source))
+    ranked = select(*both.c, rank.label("rank")).subquery("m")
+    return ranked, (ranked.c.rank == 1,)
+
+
+def _v4_parts(kind: str):
+    members, conditions = _source(kind)
+    users_table, creator = User.__table__, User.__table__.alias("creator")
+    source = members.join(users_table, users_table.c.id == members.c.user_id).outerjoin(
+        creator, creator.c.id == members.c.created_by_id
+    )
+    columns = (
+        users_table.c.id, users_table.c.username, users_table.c.email, users_table.c.name, users_table.c.state,
+        members.c.access_level, members.c.created_at.label("member_created_at"),
+        *joined_columns(creator.c, CONTACT_FIELDS, CREATOR),
+    )  # fmt: skip
+    return members, source, columns, conditions, users_table
+
+
+@functools.cache
+def _v4_page_statements(kind: str, search: bool):
+    """(count, page) of the memberships of KIND (`:owner_id`, and `:namespace_id` for
+    PROJECT_ALL), oldest first; SEARCH: usernames or names containing `:pattern`."""
+    members, source, columns, conditions, users_table = _v4_parts(kind)
+    if search:
+        conditions = (*conditions, matches_pattern("pattern", users_table.c.username, users_table.c.name))
+    order = (members.c.user_id,) if kind == PROJECT_ALL else (members.c.id,)
+    return page_statements(columns, source, conditions, order)
+
+
+@functools.cache
+def _v4_one_statement(kind: str):
+    members, source, columns, conditions, _ = _v4_parts(kind)
+    return select(*columns).select_from(source).where(*conditions, members.c.user_id == bindparam("user_id", type_=Integer))
+
+
+def _v4_params(kind: str, owner_id: int, namespace_id: int | None) -> dict:
+    return {"owner_id": owner_id, "namespace_id": namespace_id} if kind == PROJECT_ALL else {"owner_id": owner_id}
+
+
+async def read_v4_page(reader, kind: str, owner_id: int, query: str | None, offset: int, limit: int,
+                       namespace_id: int | None = None) -> tuple[int, list]:  # fmt: skip
+    """(total, (row, creator) of one page) of the memberships of KIND of project or group OWNER_ID
+    (NAMESPACE_ID: the project's namespace, for PROJECT_ALL); `entities.v4.members.member` renders
+    them. CREATOR is a `Contact`, or None when unknown."""
+    params = {**_v4_params(kind, owner_id, namespace_id), "pattern": like_pattern(query) if query else None, "offset": offset, "limit": limit}
+    total, rows = await read_page_of(reader, _v4_page_statements(kind, bool(query)), params)
+    return total, [(row, joined_part(Contact, row, CREATOR)) for row in rows]
+
+
+async def read_v4_one(reader, kind: str, owner_id: int, user_id: int, namespace_id: int | None = None):
+    """USER_ID's membership of KIND, as `read_v4_page` gives it; 404 `404 Not found` when none."""
+    params = {**_v4_params(kind, owner_id, namespace_id), "user_id": user_id}
+    row = await read_row(reader, _v4_one_statement(kind), params, user_id, RecordNotFound)
+    return row, joined_part(Contact, row, CREATOR)
 
 
 def find(session: Session, project: Project, user_id: int) -> ProjectMember | None:

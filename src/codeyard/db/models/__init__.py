@@ -24,11 +24,11 @@ from .projects import (
 )
 from .repositories import ProtectedBranch, RecordedPush
 from .settings import ApplicationSetting
-from .users import Namespace, PasswordFailure, Token, Tombstone, User, WebSession
+from .users import Email, Namespace, PasswordFailure, Token, Tombstone, User, WebSession
 
 __all__ = [
     "DEVELOPER", "FAILED", "GUEST", "INTERNAL", "MASTER", "MAX_INTEGER", "MIN_INTEGER", "OWNER", "PENDING", "PRIVATE",
-    "PUBLIC", "REPORTER", "RUNNING", "ApplicationSetting", "Base", "Build", "Event", "ForkLink", "GroupMember", "HookDelivery",
+    "PUBLIC", "REPORTER", "RUNNING", "ApplicationSetting", "Base", "Build", "Email", "Event", "ForkLink", "GroupMember", "HookDelivery",
     "Job", "MergeRequest", "Namespace", "Note", "PasswordFailure", "Pipeline", "Project", "ProjectHook", "ProjectMember", "ProtectedBranch", "RecordedPush", "Runner", "RunnerProject", "Star", "Token",
     "Tombstone", "Upload", "User", "WebSession", "is_id", "parse_id", "utcnow",
 ]  # fmt: skip

@@ -76,6 +76,23 @@ Index("uq_users_email_lower", func.lower(User.email), unique=True)
 Index("uq_namespaces_path_lower", func.lower(Namespace.path), unique=True)
 
 
+class Email(Base):
+    """A user's secondary e-mail address (API v4's `/user/emails`). Unique across users, whatever its
+    case, and never anyone's primary e-mail (the services check both)."""
+
+    __tablename__ = "emails"
+    __table_args__ = (NO_ID_REUSE,)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    email: Mapped[str] = mapped_column(String(255))
+    confirmed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+Index("uq_emails_email_lower", func.lower(Email.email), unique=True)
+
+
 class Token(Base):
     """A credential stored as the SHA-256 digest of its secret: 'private' tokens and 'oauth' access tokens."""
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..common import View
+from typing import TypedDict
+
+from ..common import View, iso
 from ..users import UserBasic, UserFull, avatar_url, user_full, web_url
 
 
@@ -10,8 +12,8 @@ class UserV4Basic(UserBasic):
     locked: bool
 
 
-class UserV4(UserV4Basic):
-    """What `GET /user` answers: the caller's own record."""
+class UserV4Public(UserV4Basic):
+    """Another user's profile (`GET /users/:id` for a caller who is not an admin)."""
 
     created_at: str | None
     bio: str
@@ -24,6 +26,13 @@ class UserV4(UserV4Basic):
     organization: str
     job_title: str
     bot: bool
+
+
+class UserV4(UserV4Public):
+    """What `GET /user` answers: the caller's own record; what admins read of anyone.
+
+    Its first fields are `UserV4Public`'s."""
+
     last_sign_in_at: str | None
     confirmed_at: str | None
     last_activity_on: str | None
@@ -54,23 +63,30 @@ def user_basic(user, view: View) -> UserV4Basic:
     }
 
 
-def user_self(user, view: View, can_create_project: bool) -> UserV4:
-    """The caller's own record; v3's full form under v4's names (`skype`, `linkedin`, `twitter`
-    are v3's `messenger`, `profnet`, `microblog`)."""
-    full: UserFull = user_full(user, view, can_create_project)
+def user_public(user, view: View) -> UserV4Public:
+    """A profile under v4's names (`skype`, `linkedin`, `twitter` are v3's `messenger`, `profnet`,
+    `microblog`)."""
     return {
         **user_basic(user, view),
-        "created_at": full["created_at"],
-        "bio": full["bio"] or "",
+        "created_at": iso(user.created_at),
+        "bio": user.bio or "",
         "location": "",
         "public_email": "",
-        "skype": full["messenger"] or "",
-        "linkedin": full["profnet"] or "",
-        "twitter": full["microblog"] or "",
-        "website_url": full["website_url"] or "",
+        "skype": user.messenger or "",
+        "linkedin": user.profnet or "",
+        "twitter": user.microblog or "",
+        "website_url": user.website_url or "",
         "organization": "",
         "job_title": "",
         "bot": False,
+    }
+
+
+def user_self(user, view: View, can_create_project: bool) -> UserV4:
+    """The caller's own record (and an admin's view of anyone): v3's full form under v4's names."""
+    full: UserFull = user_full(user, view, can_create_project)
+    return {
+        **user_public(user, view),
         "last_sign_in_at": full["last_sign_in_at"],
         "confirmed_at": full["confirmed_at"],
         "last_activity_on": None,
@@ -88,3 +104,13 @@ def user_self(user, view: View, can_create_project: bool) -> UserV4:
         "commit_email": full["email"],
         "is_admin": full["is_admin"],
     }
+
+
+class Email(TypedDict):
+    id: int
+    email: str
+    confirmed_at: str | None
+
+
+def email(row) -> Email:
+    return {"id": row.id, "email": row.email, "confirmed_at": iso(row.confirmed_at)}
