@@ -38,6 +38,7 @@ from ..outcomes import Refusal
 from ..ref_updates import RefUpdate
 from ..repository import path_of, reading
 from .comparison import keep_comparison
+from .records import FORCE_REMOVE
 from .status import check_status
 from .trail import record, source_of, system_note
 
@@ -132,7 +133,7 @@ def begin_merge(session: Session, rt, project: Project, access, actor, mr: Merge
         mr_id=mr.id, previous_state=mr.state, path=path, target_branch=mr.target_branch, head=head,
         message=args.get("merge_commit_message") or default_message(mr),
         name=_clean(actor.name) or actor.username, email=_clean(actor.email) or f"{actor.username}@localhost",
-        remove_source=bool(args.get("should_remove_source_branch")),
+        remove_source=bool(args.get("should_remove_source_branch") or (mr.merge_params or {}).get(FORCE_REMOVE)),
     )  # fmt: skip
     lock(session, mr, actor)
     return plan
@@ -276,6 +277,7 @@ def _wait_for_builds(session: Session, actor, mr: MergeRequest, args: dict) -> N
     A `sha` given is kept: then that commit merges, or nothing does."""
     mr.merge_when_build_succeeds, mr.merge_user_id = True, actor.id
     mr.merge_params = {
+        **_kept_params(mr),
         "merge_commit_message": args.get("merge_commit_message"),
         "should_remove_source_branch": bool(args.get("should_remove_source_branch")),
         "sha": args.get("sha") or None,
@@ -415,6 +417,13 @@ def cancel_merge_when_build_succeeds(session: Session, project: Project, access,
         return Refusal(Refused.NOT_OPEN)
     if not mr.merge_when_build_succeeds:
         return Refusal(Refused.NOT_AUTOMATIC)
-    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
+    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, _kept_params(mr) or None
     session.flush()
     return None
+
+
+def _kept_params(mr: MergeRequest) -> dict:
+    """What MR's merge parameters keep whatever becomes of an automatic merge: the removal of its
+    source branch asked at its creation (API v4)."""
+    params = mr.merge_params or {}
+    return {FORCE_REMOVE: True} if params.get(FORCE_REMOVE) else {}
