@@ -8,6 +8,7 @@ import datetime as dt
 import functools
 from typing import Any, TypedDict
 
+from ...db.models.merge_requests import is_draft
 from ...db.readers import now
 from ...entities.common import iso
 from ...entities.v4 import merge_requests as entities
@@ -121,7 +122,7 @@ async def _page(ctx: Ctx, listing: reads.Listing) -> paging.Page:
     if ctx.args.get("view") == "simple":
         return paging.Page([entities.simple(row, ctx.view) for row, _, _ in found], total, window)
     heads = await ctx.off_loop(lambda: [comparison.head_of(ctx.rt, row) for row, _, _ in found])
-    listed = [entities.merge_request(row, ctx.view, author, assignee, head)
+    listed = [entities.merge_request(row, ctx.view, author, assignee, head, is_draft(row.title))
               for (row, author, assignee), head in zip(found, heads, strict=True)]  # fmt: skip
     return paging.Page(listed, total, window)
 
@@ -147,7 +148,7 @@ def _full(ctx: Ctx, parts, changes_count: int | None = None) -> entities.MergeRe
     row, author, assignee = parts
     base, head, start = comparison.diff_refs(ctx.rt, row)
     data = entities.merge_request_full(
-        row, ctx.view, author, assignee, head, can_merge=bool(ctx.actor) and _may_merge(ctx, row),
+        row, ctx.view, author, assignee, head, is_draft(row.title), can_merge=bool(ctx.actor) and _may_merge(ctx, row),
         diff_refs={"base_sha": base, "head_sha": head, "start_sha": start}, changes_count=changes_count,
     )  # fmt: skip
     if ctx.args.get("include_rebase_in_progress"):
@@ -281,8 +282,8 @@ def delete_merge_request(ctx: Ctx) -> None:
 )  # fmt: skip
 async def merge_merge_request(ctx: Ctx) -> entities.MergeRequestV4Full:
     args = {**ctx.args, "merged_when_build_succeeds": ctx.args.get("merge_when_pipeline_succeeds")}
-    outcome = await ctx.off_loop(functools.partial(merge_accept.accept, access=ctx.access), ctx.rt, _mr_id(ctx),
-                                 ctx.actor.id, args)  # fmt: skip
+    accept = functools.partial(merge_accept.accept, access=ctx.access, ready=merge_accept.refuse_drafts)
+    outcome = await ctx.off_loop(accept, ctx.rt, _mr_id(ctx), ctx.actor.id, args)
     answered(outcome.refusal)
     return _rendered(ctx)
 

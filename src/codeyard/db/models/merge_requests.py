@@ -74,6 +74,15 @@ class MergeRequest(Base):
         return is_work_in_progress(self.title)
 
 
+# API v4's drafts: GitLab's Draft prefixes (Draft:, [Draft], (Draft)) and GitLab 8's WIP ones.
+DRAFT = re.compile(r"\A\s*(\[draft\]|\(draft\)|draft:|\[wip\]|wip:|wip\s)", re.IGNORECASE)
+
+
+def is_draft(title: str | None) -> bool:
+    """A title marking a draft in API v4 (`is_work_in_progress` in v3's words, and Draft's)."""
+    return DRAFT.match(title or "") is not None
+
+
 def is_work_in_progress(title: str | None) -> bool:
     """A title starting `WIP:`, `WIP ` or `[WIP]` (any case) marks a request as work in progress."""
     return WIP.match(title or "") is not None

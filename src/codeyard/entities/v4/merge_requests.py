@@ -7,15 +7,11 @@ v3's `reopened` is `opened` here; `merge_when_build_succeeds` is `merge_when_pip
 
 from __future__ import annotations
 
-import re
 from typing import Literal, TypedDict
 
 from ..commits import RepoDiff, repo_diff
 from ..common import View, iso
 from .users import UserV4Basic, user_basic
-
-# GitLab's draft prefixes (Draft:, [Draft], (Draft)) and GitLab 8's WIP ones ([WIP], WIP:, "WIP ").
-DRAFT = re.compile(r"\A\s*(\[draft\]|\(draft\)|draft:|\[wip\]|wip:|wip\s)", re.IGNORECASE)
 
 # The services' words (db.models.merge_requests), which entities do not import.
 OPENED, REOPENED, CAN_BE_MERGED, CANNOT_BE_MERGED = "opened", "reopened", "can_be_merged", "cannot_be_merged"
@@ -42,7 +38,9 @@ class TaskCompletionV4(TypedDict):
     completed_count: int
 
 
-class MergeRequestV4(TypedDict):
+class MergeRequestV4Simple(TypedDict):
+    """`view=simple`: what names a request, nothing more."""
+
     id: int
     iid: int
     project_id: int
@@ -51,6 +49,10 @@ class MergeRequestV4(TypedDict):
     state: State
     created_at: str | None
     updated_at: str | None
+    web_url: str
+
+
+class MergeRequestV4(MergeRequestV4Simple):
     merged_by: UserV4Basic | None
     merge_user: UserV4Basic | None
     merged_at: str | None
@@ -83,7 +85,6 @@ class MergeRequestV4(TypedDict):
     prepared_at: str | None
     reference: str
     references: ReferencesV4
-    web_url: str
     time_stats: TimeStatsV4
     squash: bool
     squash_on_merge: bool
@@ -119,32 +120,10 @@ class MergeRequestV4Full(MergeRequestV4, total=False):
     rebase_in_progress: bool
 
 
-class MergeRequestV4Simple(TypedDict):
-    """`view=simple`: what names a request, nothing more."""
+class DiffV4(RepoDiff):
+    """v3's diff of a file (with GitLab 8's `too_large` and `collapsed`) and v4's `generated_file`."""
 
-    id: int
-    iid: int
-    project_id: int
-    title: str
-    description: str | None
-    state: State
-    created_at: str | None
-    updated_at: str | None
-    web_url: str
-
-
-class DiffV4(TypedDict):
-    old_path: str
-    new_path: str
-    a_mode: str
-    b_mode: str
-    diff: str
-    new_file: bool
-    renamed_file: bool
-    deleted_file: bool
     generated_file: bool
-    too_large: bool
-    collapsed: bool
 
 
 class MergeRequestV4Changes(MergeRequestV4Full):
@@ -160,10 +139,6 @@ def diff(found) -> DiffV4:
 
 NO_TIME_SPENT: TimeStatsV4 = {"time_estimate": 0, "total_time_spent": 0, "human_time_estimate": None,
                             "human_total_time_spent": None}  # fmt: skip
-
-
-def is_draft(title: str | None) -> bool:
-    return DRAFT.match(title or "") is not None
 
 
 def state(stored: str) -> State:
@@ -188,22 +163,15 @@ def web_url(view: View, row) -> str:
     return f"{view.base_url}/{row.target_namespace_path}/{row.target_path}/merge_requests/{row.iid}"
 
 
-def merge_request(row, view: View, author, assignee, sha: str | None) -> MergeRequestV4:
+def merge_request(row, view: View, author, assignee, sha: str | None, draft: bool) -> MergeRequestV4:
     """ROW is a row of `reads.read_listing` / `reads.read_wide`; AUTHOR and ASSIGNEE None or their
-    columns; SHA the request's source head (its head ref, or the head it kept once closed)."""
-    draft = is_draft(row.title)
+    columns; SHA the request's source head (its head ref, or the head it kept once closed); DRAFT
+    whether its title marks a draft."""
     params = row.merge_params or {}
     full = f"{row.target_namespace_path}/{row.target_path}!{row.iid}"
     assignee_entity = user_basic(assignee, view) if assignee is not None else None
     return {
-        "id": row.id,
-        "iid": row.iid,
-        "project_id": row.target_project_id,
-        "title": row.title,
-        "description": row.description,
-        "state": state(row.state),
-        "created_at": iso(row.created_at),
-        "updated_at": iso(row.updated_at),
+        **simple(row, view),
         "merged_by": None,
         "merge_user": None,
         "merged_at": iso(row.merged_at) if row.state == "merged" else None,
@@ -236,7 +204,6 @@ def merge_request(row, view: View, author, assignee, sha: str | None) -> MergeRe
         "prepared_at": iso(row.created_at),
         "reference": f"!{row.iid}",
         "references": {"short": f"!{row.iid}", "relative": f"!{row.iid}", "full": full},
-        "web_url": web_url(view, row),
         "time_stats": NO_TIME_SPENT,
         "squash": False,
         "squash_on_merge": False,
@@ -260,12 +227,12 @@ def simple(row, view: View) -> MergeRequestV4Simple:
     }
 
 
-def merge_request_full(row, view: View, author, assignee, sha: str | None, *, can_merge: bool,
+def merge_request_full(row, view: View, author, assignee, sha: str | None, draft: bool, *, can_merge: bool,
                        diff_refs: DiffRefsV4, changes_count: int | None) -> MergeRequestV4Full:  # fmt: skip
     """One request: `merge_request` and what GET of one adds."""
     params = row.merge_params or {}
     return {
-        **merge_request(row, view, author, assignee, sha),
+        **merge_request(row, view, author, assignee, sha, draft),
         "subscribed": False,
         "changes_count": None if changes_count is None else str(changes_count),
         "latest_build_started_at": None,

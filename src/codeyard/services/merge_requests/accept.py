@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from ...db.models import MergeRequest, Project, User, utcnow
 from ...db.models.ci import SUCCESS
-from ...db.models.merge_requests import CAN_BE_MERGED, CANNOT_BE_MERGED, LOCKED, MERGED, OPENED
+from ...db.models.merge_requests import CAN_BE_MERGED, CANNOT_BE_MERGED, LOCKED, MERGED, OPENED, is_draft
 from ...errors import CodeyardError, Forbidden
 from ...git import merge_refs
 from ...git.file_commits import clean_identity
@@ -341,6 +341,11 @@ def accept(rt, mr_id: int, actor_id: int | None, args: dict, *, access=None, rea
         project, actor = session.get(Project, project.id), session.get(User, actor.id)
         finish_merge(session, rt, project, actor, plan, moved)
     return Outcome(ACCEPTED)
+
+
+def refuse_drafts(session: Session, mr: MergeRequest) -> Refusal | None:
+    """API v4's condition of an accept (`Ready`): a draft (Draft: as well as WIP) is not merged."""
+    return Refusal(Refused.NOT_OPEN) if mr.open and is_draft(mr.title) else None
 
 
 def _loaded(session: Session, mr_id: int, actor_id: int | None, access, ready: Ready | None, for_update: bool = False):
