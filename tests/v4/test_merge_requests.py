@@ -275,3 +275,18 @@ def test_global_and_group_lists(api4, gl, rt, users, projects, team):
     grouped = api4.as_(master).get(f"/groups/{group.id}/merge_requests").json()
     assert [(mr["project_id"], mr["iid"]) for mr in grouped] == [(in_group.id, 1)]
     assert api4.as_(stranger).get(f"/groups/{group.id}/merge_requests").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("params", "status"),
+    [({"iids[]": ["99999999999999999999"]}, 400), ({"iids[]": ["x"]}, 400), ({"labels": ",".join(map(str, range(65)))}, 400),
+     ({"labels": ",".join(map(str, range(64)))}, 200), ({"search": "'; drop table merge_requests; --"}, 200),
+     ({"order_by": "id; drop"}, 400), ({"author_id": "1e9"}, 400), ({"per_page": "100000", "page": "99999999999"}, 200),
+     ({"source_branch": "--upload-pack=x"}, 200), ({"created_after": "2019-13-45"}, 400)],
+)  # fmt: skip
+def test_hostile_list_parameters(api4, rt, team, params, status):
+    _seed(rt, team.project, team.user("developer"), team.user("master"), count=2)
+    listed = api4.as_(team.user("developer")).get(f"/projects/{team.project.id}/merge_requests", params=params)
+    assert listed.status_code == status, listed.text
+    if status == 200:
+        assert listed.json() == []

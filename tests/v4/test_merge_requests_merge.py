@@ -204,3 +204,42 @@ def test_a_protected_source_branch_is_not_rebased(api4, rt, team):
     assert api4.as_(team.user("master")).put(_url(team, 1, "/rebase")).status_code == 403
     api4.as_(team.user("master")).put(_url(team, 1), json={"state_event": "close"})
     assert api4.as_(team.user("master")).put(_url(team, 1, "/rebase")).status_code == 405
+
+
+@pytest.mark.parametrize(("who", "developers_can_push", "status"),
+                         [("developer", False, 401), ("developer", True, 200), ("master", False, 200), ("owner", False, 200)])  # fmt: skip
+def test_a_protected_target_is_merged_by_who_may_push_to_it(api4, rt, team, who, developers_can_push, status):
+    _open(api4, team)
+    with rt.db.transaction() as session:
+        session.add(ProtectedBranch(project_id=team.project.id, name="master", developers_can_push=developers_can_push))
+    assert api4.as_(team.user(who)).get(_url(team, 1)).json()["user"] == {"can_merge": status == 200}
+    assert api4.as_(team.user(who)).put(_url(team, 1, "/merge")).status_code == status
+
+
+def test_a_fork_request_is_created_rebased_and_merged(api, api4, rt, team, tmp_path):
+    dev = team.user("developer")
+    made = api.as_(dev).post(f"/projects/fork/{team.project.id}")
+    assert made.status_code == 201, made.text
+    fork = SimpleNamespace(id=made.json()["id"])
+    work = WorkingCopy(rt, fork, tmp_path / "fork")
+    work.git("fetch", "-q", "origin", "master")
+    work.git("checkout", "-q", "-b", "from-fork", "origin/master~1")  # behind upstream's master
+    work.commit("fork work", {"f.txt": "f\n"})
+    work.push("from-fork")
+    body = {"source_branch": "from-fork", "target_branch": "master", "title": "From the fork", "target_project_id": team.project.id}
+    created = api4.as_(dev).post(f"/projects/{fork.id}/merge_requests", json=body)
+    assert created.status_code == 201, created.text
+    mr = created.json()
+    assert (mr["project_id"], mr["source_project_id"], mr["iid"]) == (team.project.id, fork.id, 1)
+    assert api4.as_(dev).put(_url(team, 1, "/rebase")).status_code == 202
+    Worker(rt, backoff=0).run_until_idle()
+    work.git("fetch", "-q", "origin")
+    upstream_master = team.work.git("rev-parse", "master")
+    assert work.git("rev-parse", "origin/from-fork~1") == upstream_master
+    assert work.git("ls-remote", "origin", "refs/codeyard/*") == ""  # the fetched tip is not kept in the fork
+    Worker(rt, backoff=0).run_until_idle()
+    got = api4.as_(dev).get(_url(team, 1), params={"include_rebase_in_progress": True}).json()
+    assert got["rebase_in_progress"] is False and got["sha"] == work.git("rev-parse", "origin/from-fork")
+    merged = api4.as_(team.user("master")).put(_url(team, 1, "/merge"), json={"sha": got["sha"]})
+    assert merged.status_code == 200, merged.text
+    assert merged.json()["state"] == "merged"
