@@ -115,12 +115,15 @@ def test_merge_when_pipeline_succeeds_and_its_cancel(api4, rt, team):
     before = team.work.git("rev-parse", "feature")
     team.work.commit("ci", {".gitlab-ci.yml": CI})
     _push(rt, team, "feature", before)
-    _open(api4, team)
+    _open(api4, team, remove_source_branch=True)
     waiting = api4.as_(team.user("master")).put(_url(team, 1, "/merge"), json={"merge_when_pipeline_succeeds": True})
     assert waiting.status_code == 200, waiting.text
     assert waiting.json()["state"] == "opened" and waiting.json()["merge_when_pipeline_succeeds"] is True
+    assert waiting.json()["merge_user"]["username"] == "master" and waiting.json()["should_remove_source_branch"] is False
     cancelled = api4.as_(team.user("master")).post(_url(team, 1, "/cancel_merge_when_pipeline_succeeds"))
     assert cancelled.status_code == 201 and cancelled.json()["merge_when_pipeline_succeeds"] is False
+    assert cancelled.json()["force_remove_source_branch"] is True  # asked at creation, kept
+    assert cancelled.json()["merge_user"] is None
     again = api4.as_(team.user("master")).post(_url(team, 1, "/cancel_merge_when_pipeline_succeeds"))
     assert again.status_code == 406
     pipelines = api4.as_(team.user("developer")).get(_url(team, 1, "/pipelines"))

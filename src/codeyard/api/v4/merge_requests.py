@@ -122,7 +122,7 @@ async def _page(ctx: Ctx, listing: reads.Listing) -> paging.Page:
     if ctx.args.get("view") == "simple":
         return paging.Page([entities.simple(row, ctx.view) for row, _, _ in found], total, window)
     heads = await ctx.off_loop(lambda: [comparison.head_of(ctx.rt, row) for row, _, _ in found])
-    listed = [entities.merge_request(row, ctx.view, author, assignee, head, is_draft(row.title))
+    listed = [entities.merge_request(row, ctx.view, (author, assignee, reads.merge_user_of(row)), head, is_draft(row.title))
               for (row, author, assignee), head in zip(found, heads, strict=True)]  # fmt: skip
     return paging.Page(listed, total, window)
 
@@ -148,7 +148,7 @@ def _full(ctx: Ctx, parts, changes_count: int | None = None) -> entities.MergeRe
     row, author, assignee = parts
     base, head, start = comparison.diff_refs(ctx.rt, row)
     data = entities.merge_request_full(
-        row, ctx.view, author, assignee, head, is_draft(row.title), can_merge=bool(ctx.actor) and _may_merge(ctx, row),
+        row, ctx.view, (author, assignee, reads.merge_user_of(row)), head, is_draft(row.title), can_merge=bool(ctx.actor) and _may_merge(ctx, row),
         diff_refs={"base_sha": base, "head_sha": head, "start_sha": start}, changes_count=changes_count,
     )  # fmt: skip
     if ctx.args.get("include_rebase_in_progress"):

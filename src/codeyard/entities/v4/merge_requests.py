@@ -163,17 +163,18 @@ def web_url(view: View, row) -> str:
     return f"{view.base_url}/{row.target_namespace_path}/{row.target_path}/merge_requests/{row.iid}"
 
 
-def merge_request(row, view: View, author, assignee, sha: str | None, draft: bool) -> MergeRequestV4:
-    """ROW is a row of `reads.read_listing` / `reads.read_wide`; AUTHOR and ASSIGNEE None or their
-    columns; SHA the request's source head (its head ref, or the head it kept once closed); DRAFT
-    whether its title marks a draft."""
+def merge_request(row, view: View, people: tuple, sha: str | None, draft: bool) -> MergeRequestV4:
+    """ROW is a row of `reads.read_listing` / `reads.read_wide`; PEOPLE its (author, assignee,
+    merge user), each None or their columns; SHA the request's source head (its head ref, or the
+    head it kept once closed); DRAFT whether its title marks a draft."""
+    author, assignee, merge_user = people
     params = row.merge_params or {}
     full = f"{row.target_namespace_path}/{row.target_path}!{row.iid}"
     assignee_entity = user_basic(assignee, view) if assignee is not None else None
     return {
         **simple(row, view),
         "merged_by": None,
-        "merge_user": None,
+        "merge_user": user_basic(merge_user, view) if merge_user is not None else None,
         "merged_at": iso(row.merged_at) if row.state == "merged" else None,
         "closed_by": None,
         "closed_at": iso(row.closed_at) if row.state == "closed" else None,
@@ -227,12 +228,12 @@ def simple(row, view: View) -> MergeRequestV4Simple:
     }
 
 
-def merge_request_full(row, view: View, author, assignee, sha: str | None, draft: bool, *, can_merge: bool,
+def merge_request_full(row, view: View, people: tuple, sha: str | None, draft: bool, *, can_merge: bool,
                        diff_refs: DiffRefsV4, changes_count: int | None) -> MergeRequestV4Full:  # fmt: skip
     """One request: `merge_request` and what GET of one adds."""
     params = row.merge_params or {}
     return {
-        **merge_request(row, view, author, assignee, sha, draft),
+        **merge_request(row, view, people, sha, draft),
         "subscribed": False,
         "changes_count": None if changes_count is None else str(changes_count),
         "latest_build_started_at": None,

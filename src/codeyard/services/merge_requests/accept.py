@@ -23,7 +23,16 @@ from sqlalchemy.orm import Session
 
 from ...db.models import MergeRequest, Project, User, utcnow
 from ...db.models.ci import SUCCESS
-from ...db.models.merge_requests import CAN_BE_MERGED, CANNOT_BE_MERGED, LOCKED, MERGED, OPENED, is_draft
+from ...db.models.merge_requests import (
+    CAN_BE_MERGED,
+    CANNOT_BE_MERGED,
+    FORCE_REMOVE,
+    LOCKED,
+    MERGED,
+    OPENED,
+    is_draft,
+    kept_merge_params,
+)
 from ...errors import CodeyardError, Forbidden
 from ...git import merge_refs
 from ...git.file_commits import clean_identity
@@ -38,7 +47,6 @@ from ..outcomes import Refusal
 from ..ref_updates import RefUpdate
 from ..repository import path_of, reading
 from .comparison import keep_comparison
-from .records import FORCE_REMOVE
 from .status import check_status
 from .trail import record, source_of, system_note
 
@@ -277,7 +285,7 @@ def _wait_for_builds(session: Session, actor, mr: MergeRequest, args: dict) -> N
     A `sha` given is kept: then that commit merges, or nothing does."""
     mr.merge_when_build_succeeds, mr.merge_user_id = True, actor.id
     mr.merge_params = {
-        **_kept_params(mr),
+        **kept_merge_params(mr),
         "merge_commit_message": args.get("merge_commit_message"),
         "should_remove_source_branch": bool(args.get("should_remove_source_branch")),
         "sha": args.get("sha") or None,
@@ -422,13 +430,7 @@ def cancel_merge_when_build_succeeds(session: Session, project: Project, access,
         return Refusal(Refused.NOT_OPEN)
     if not mr.merge_when_build_succeeds:
         return Refusal(Refused.NOT_AUTOMATIC)
-    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, _kept_params(mr) or None
+    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, kept_merge_params(mr) or None
     session.flush()
     return None
 
-
-def _kept_params(mr: MergeRequest) -> dict:
-    """What MR's merge parameters keep whatever becomes of an automatic merge: the removal of its
-    source branch asked at its creation (API v4)."""
-    params = mr.merge_params or {}
-    return {FORCE_REMOVE: True} if params.get(FORCE_REMOVE) else {}

@@ -154,6 +154,8 @@ def _last_event(action: int):
 _USER_NOTES = (
     select(func.count()).where(Note.merge_request_id == MergeRequest.id, Note.system.is_(False)).scalar_subquery()
 )
+# Who set the request to merge when its build succeeds (while it waits).
+_MERGE_USER = aliased(User, name="merge_user")
 # v3's columns and what v4's entity adds: the merge's traces, the target's path, the counts.
 _WIDE_COLUMNS = (
     *_LIST_COLUMNS, MergeRequest.merge_commit_sha, MergeRequest.merge_user_id, MergeRequest.merge_params,
@@ -161,10 +163,13 @@ _WIDE_COLUMNS = (
     _TARGET.path.label("target_path"), _TARGET_NAMESPACE.path.label("target_namespace_path"),
     _USER_NOTES.label("user_notes_count"),
     api_text(_last_event(events.MERGED), "merged_at"), api_text(_last_event(events.CLOSED), "closed_at"),
+    *joined_columns(_MERGE_USER, CONTACT_FIELDS, "merger_"),
 )  # fmt: skip
-_WIDE_SOURCE = _LIST_SOURCE.join(_TARGET, _TARGET.id == MergeRequest.target_project_id).join(
-    _TARGET_NAMESPACE, _TARGET_NAMESPACE.id == _TARGET.namespace_id
-)
+_WIDE_SOURCE = (
+    _LIST_SOURCE.join(_TARGET, _TARGET.id == MergeRequest.target_project_id)
+    .join(_TARGET_NAMESPACE, _TARGET_NAMESPACE.id == _TARGET.namespace_id)
+    .outerjoin(_MERGE_USER, _MERGE_USER.id == MergeRequest.merge_user_id)
+)  # fmt: skip
 _WIDE_ONE = select(*_WIDE_COLUMNS).select_from(_WIDE_SOURCE).where(*_THE_REQUEST)
 
 PROJECT, GROUP, EVERYWHERE = "project", "group", "everywhere"
@@ -298,6 +303,11 @@ async def read_listing(reader, listing: Listing, actor, offset: int, limit: int)
              tuple(sorted(name for name, _ in listing.times)), listing.draft)  # fmt: skip
     total, rows = await read_page_of(reader, _listing_statements(shape), params)
     return total, [_parts(row) for row in rows]
+
+
+def merge_user_of(row) -> Contact | None:
+    """Who set the request of ROW (`read_listing`, `read_wide`) to merge when its build succeeds."""
+    return joined_part(Contact, row, "merger_")
 
 
 async def read_wide(reader, project_id: int, mr_id: int):

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, joinedload
 
 from ...db.models import ForkLink, MergeRequest, Project, User, is_id, utcnow
-from ...db.models.merge_requests import CLOSED, OPENED, REOPENED, UNCHECKED
+from ...db.models.merge_requests import CLOSED, FORCE_REMOVE, OPENED, REOPENED, UNCHECKED
 from ...db.readers import SessionReader, now
 from ...errors import BadRequest, Conflict, Invalid, NotFound, RecordNotFound, Unprocessable
 from ...git import repo
@@ -240,7 +240,6 @@ def force_remove_source_branch(session: Session, mr: MergeRequest, remove: bool)
     session.flush()
 
 
-FORCE_REMOVE = "force_remove_source_branch"
 
 
 def delete(session: Session, mr: MergeRequest) -> None:
