@@ -290,3 +290,8 @@ def test_hostile_list_parameters(api4, rt, team, params, status):
     assert listed.status_code == status, listed.text
     if status == 200:
         assert listed.json() == []
+
+
+def test_lists_need_a_caller(api4, team):
+    assert api4.anonymous.get("/merge_requests").status_code == 401
+    assert api4.anonymous.get(f"/projects/{team.project.id}/merge_requests").status_code == 401
