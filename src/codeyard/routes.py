@@ -32,6 +32,7 @@ from .api.v3 import (
 )
 from .api.v4 import groups as v4_groups
 from .api.v4 import members as v4_members
+from .api.v4 import merge_requests as v4_merge_requests
 from .api.v4 import meta as v4_meta
 from .api.v4 import namespaces as v4_namespaces
 from .api.v4 import settings as v4_settings
@@ -71,6 +72,7 @@ API4 = (
     v4_users.routes,
     v4_groups.routes,
     v4_members.routes,
+    v4_merge_requests.routes,
     v4_namespaces.routes,
     v4_settings.routes,
 )

@@ -11,7 +11,7 @@ idempotent.
 from __future__ import annotations
 
 from ..services import webhooks
-from ..services.merge_requests import accept, reactions, status
+from ..services.merge_requests import accept, reactions, rebase, status
 
 HANDLERS = {
     webhooks.KIND: webhooks.deliver,
@@ -19,4 +19,5 @@ HANDLERS = {
     reactions.AFTER_PUSH_KIND: reactions.refresh_after_push,
     status.CHECK_KIND: status.check_later,
     reactions.MWBS_KIND: accept.merge_when_build_succeeded,
+    rebase.KIND: rebase.rebase_later,
 }

@@ -74,6 +74,25 @@ class MergeRequest(Base):
         return is_work_in_progress(self.title)
 
 
+# In a request's merge parameters: remove its source branch once merged (API v4's remove_source_branch).
+FORCE_REMOVE = "force_remove_source_branch"
+
+
+def kept_merge_params(mr) -> dict:
+    """What MR's merge parameters keep whatever becomes of an automatic merge: the removal of its
+    source branch asked at its creation."""
+    return {FORCE_REMOVE: True} if (mr.merge_params or {}).get(FORCE_REMOVE) else {}
+
+
+# API v4's drafts: GitLab's Draft prefixes (Draft:, [Draft], (Draft)) and GitLab 8's WIP ones.
+DRAFT = re.compile(r"\A\s*(\[draft\]|\(draft\)|draft:|\[wip\]|wip:|wip\s)", re.IGNORECASE)
+
+
+def is_draft(title: str | None) -> bool:
+    """A title marking a draft in API v4 (`is_work_in_progress` in v3's words, and Draft's)."""
+    return DRAFT.match(title or "") is not None
+
+
 def is_work_in_progress(title: str | None) -> bool:
     """A title starting `WIP:`, `WIP ` or `[WIP]` (any case) marks a request as work in progress."""
     return WIP.match(title or "") is not None

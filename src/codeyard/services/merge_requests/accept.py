@@ -23,7 +23,16 @@ from sqlalchemy.orm import Session
 
 from ...db.models import MergeRequest, Project, User, utcnow
 from ...db.models.ci import SUCCESS
-from ...db.models.merge_requests import CAN_BE_MERGED, CANNOT_BE_MERGED, LOCKED, MERGED, OPENED
+from ...db.models.merge_requests import (
+    CAN_BE_MERGED,
+    CANNOT_BE_MERGED,
+    FORCE_REMOVE,
+    LOCKED,
+    MERGED,
+    OPENED,
+    is_draft,
+    kept_merge_params,
+)
 from ...errors import CodeyardError, Forbidden
 from ...git import merge_refs
 from ...git.file_commits import clean_identity
@@ -132,7 +141,7 @@ def begin_merge(session: Session, rt, project: Project, access, actor, mr: Merge
         mr_id=mr.id, previous_state=mr.state, path=path, target_branch=mr.target_branch, head=head,
         message=args.get("merge_commit_message") or default_message(mr),
         name=_clean(actor.name) or actor.username, email=_clean(actor.email) or f"{actor.username}@localhost",
-        remove_source=bool(args.get("should_remove_source_branch")),
+        remove_source=bool(args.get("should_remove_source_branch") or (mr.merge_params or {}).get(FORCE_REMOVE)),
     )  # fmt: skip
     lock(session, mr, actor)
     return plan
@@ -276,6 +285,7 @@ def _wait_for_builds(session: Session, actor, mr: MergeRequest, args: dict) -> N
     A `sha` given is kept: then that commit merges, or nothing does."""
     mr.merge_when_build_succeeds, mr.merge_user_id = True, actor.id
     mr.merge_params = {
+        **kept_merge_params(mr),
         "merge_commit_message": args.get("merge_commit_message"),
         "should_remove_source_branch": bool(args.get("should_remove_source_branch")),
         "sha": args.get("sha") or None,
@@ -339,6 +349,11 @@ def accept(rt, mr_id: int, actor_id: int | None, args: dict, *, access=None, rea
         project, actor = session.get(Project, project.id), session.get(User, actor.id)
         finish_merge(session, rt, project, actor, plan, moved)
     return Outcome(ACCEPTED)
+
+
+def refuse_drafts(session: Session, mr: MergeRequest) -> Refusal | None:
+    """API v4's condition of an accept (`Ready`): a draft (Draft: as well as WIP) is not merged."""
+    return Refusal(Refused.NOT_OPEN) if mr.open and is_draft(mr.title) else None
 
 
 def _loaded(session: Session, mr_id: int, actor_id: int | None, access, ready: Ready | None, for_update: bool = False):
@@ -415,6 +430,7 @@ def cancel_merge_when_build_succeeds(session: Session, project: Project, access,
         return Refusal(Refused.NOT_OPEN)
     if not mr.merge_when_build_succeeds:
         return Refusal(Refused.NOT_AUTOMATIC)
-    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
+    mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, kept_merge_params(mr) or None
     session.flush()
     return None
+

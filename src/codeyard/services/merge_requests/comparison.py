@@ -52,3 +52,29 @@ def keep_comparison(rt, mr: MergeRequest, start: str | None = None, head: str | 
         log.error("merge request %s: its comparison was not kept: repository unreadable", mr.id)
         kept = None
     mr.diff_base_sha, mr.diff_head_sha = kept or (None, None)
+
+
+def head_of(rt, row) -> str | None:
+    """The source head request ROW (`reads` row: iid, target_project_id, diff_head_sha) shows: the
+    head it kept once merged or closed, else its head ref; None when there is none (or no repository)."""
+    if row.diff_head_sha:
+        return row.diff_head_sha
+    try:
+        return merge_refs.head_sha(path_by_id(rt, row.target_project_id), row.iid)
+    except repo.RepositoryUnavailable:
+        return None
+
+
+def diff_refs(rt, row) -> tuple[str | None, str | None, str | None]:
+    """(base, head, start) of what request ROW shows: the merge base, the source head and the
+    target's tip it is compared with (the kept base for both once merged or closed)."""
+    if row.diff_base_sha and row.diff_head_sha:
+        return row.diff_base_sha, row.diff_head_sha, row.diff_base_sha
+    head = head_of(rt, row)
+    path = path_by_id(rt, row.target_project_id)
+    try:
+        start = repo.branch_id(path, row.target_branch)
+        kept = merge_refs.kept(path, start, head)
+    except (repo.RepositoryUnavailable, repo.NotInRepository):
+        return None, head, None
+    return (kept[0] if kept else None), head, start

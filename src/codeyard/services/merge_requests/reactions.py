@@ -13,7 +13,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from ...db.models import MergeRequest, Project, User, utcnow
-from ...db.models.merge_requests import CAN_BE_MERGED, CANNOT_BE_MERGED, CLOSED
+from ...db.models.merge_requests import CAN_BE_MERGED, CANNOT_BE_MERGED, CLOSED, kept_merge_params
 from ...git import merge_refs
 from ...jobs import queue
 from ..repository import path_of
@@ -68,7 +68,7 @@ def abort_automatic_merges(session: Session, project: Project, user, heads: dict
         pinned = (mr.merge_params or {}).get("sha")
         if heads[mr.source_branch] == pinned or (pinned is None and pusher is not None and pusher == mr.merge_user_id):
             continue
-        mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, None
+        mr.merge_when_build_succeeds, mr.merge_user_id, mr.merge_params = False, None, kept_merge_params(mr) or None
         system_note(session, mr, pusher, ABORTED)
     session.flush()
 

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, joinedload
 
 from ...db.models import ForkLink, MergeRequest, Project, User, is_id, utcnow
-from ...db.models.merge_requests import CLOSED, OPENED, REOPENED, UNCHECKED
+from ...db.models.merge_requests import CLOSED, FORCE_REMOVE, OPENED, REOPENED, UNCHECKED
 from ...db.readers import SessionReader, now
 from ...errors import BadRequest, Conflict, Invalid, NotFound, RecordNotFound, Unprocessable
 from ...git import repo
@@ -230,3 +230,20 @@ def _edit(session: Session, rt, actor, project: Project, mr: MergeRequest, field
     session.flush()
     return check
 
+
+
+def force_remove_source_branch(session: Session, mr: MergeRequest, remove: bool) -> None:
+    """Remove MR's source branch once it is merged (API v4's `remove_source_branch`), whatever the
+    accept asks; kept in its merge parameters."""
+    params = {key: value for key, value in (mr.merge_params or {}).items() if key != FORCE_REMOVE}
+    mr.merge_params = {**params, FORCE_REMOVE: True} if remove else (params or None)
+    session.flush()
+
+
+
+
+def delete(session: Session, mr: MergeRequest) -> None:
+    """Delete MR and its notes (API v4; GitLab 8 had no way to). Its head ref stays, as the
+    references of any other request gone."""
+    session.delete(mr)
+    session.flush()
