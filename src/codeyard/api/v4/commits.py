@@ -38,7 +38,7 @@ ONE = COMMITS + "/:sha"
 
 
 def _web_url(ctx: Ctx) -> str:
-    return entities.project_web_url(ctx.view, ctx.project_row.path_with_namespace)
+    return entities.project_web_url(ctx.view, f"{ctx.project_row.ns_path}/{ctx.project_row.path}")
 
 
 def _time(name: str):

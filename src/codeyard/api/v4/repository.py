@@ -29,7 +29,7 @@ REPOSITORY = "/projects/:id/repository"
 
 
 def _web_url(ctx: Ctx) -> str:
-    return commit_entities.project_web_url(ctx.view, ctx.project_row.path_with_namespace)
+    return commit_entities.project_web_url(ctx.view, f"{ctx.project_row.ns_path}/{ctx.project_row.path}")
 
 
 @routes.get(

@@ -79,8 +79,8 @@ def commit_detail(info, project_web_url: str, project_id: int, stats, status: st
             "project_id": project_id}  # fmt: skip
 
 
-class CommitWithStats(Commit):
-    """A commit of a list asked `with_stats`."""
+class CommitWithStats(Commit, total=False):
+    """A commit of a list; `stats` when asked `with_stats`."""
 
     stats: CommitStats
 
