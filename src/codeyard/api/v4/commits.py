@@ -15,15 +15,16 @@ from ...git import history
 from ...git.file_commits import MAX_CHANGES, Change
 from ...http import paging
 from ...http.context import Ctx
-from ...http.params import Any_, Bool, Choice, GitText, Int, Str
+from ...http.params import Any_, Bool, Choice, GitText, Str
 from ...http.routing import MAX_FILE_BODY, Routes
 from ...policies import projects as policy
-from ...services import files, notes, protected_branches, repository
-from ...services.ci import builds, pipelines, statuses
+from ...services import files, protected_branches, repository
+from ...services.ci import pipelines
 from ..guards import project_guard
 from ..v3.commit_statuses import FILTERS as STATUS_FILTERS
 from ..v3.commit_statuses import POSTED as STATUS_POSTED
-from ..v3.notes import LINE
+from ..v3.commit_statuses import posted_status, statuses_page
+from ..v3.notes import COMMIT_COMMENT_PARAMS, comment_on_commit, commit_comments
 from .files import author_of, checked_path, commit_to_branch, content_of
 
 routes = Routes()
@@ -219,48 +220,24 @@ async def revert(ctx: Ctx) -> entities.Commit:
 
 @routes.get(ONE + "/comments", guards=READ, paginated=True, summary="Comments on a commit, oldest first")
 async def list_commit_comments(ctx: Ctx) -> paging.Page[entities.CommitNote]:
-    window = paging.window(ctx)
-    found = await ctx.off_loop(notes.commit, ctx.rt, ctx.project_row, ctx.path_params["sha"])
-    total, listed = await notes.read_commit_comments(ctx.rt.db, ctx.project_id, found.id, window.offset, window.limit)
-    return paging.Page([entities.commit_note(row, ctx.view, author) for row, author in listed], total, window)
+    return await commit_comments(ctx, entities.commit_note)
 
 
-@routes.post(
-    ONE + "/comments",
-    guards=COMMENT,
-    params=(
-        Str("note", required=True, max_length=1_000_000, multiline=True, doc="The text of the comment"),
-        GitText("path", max_length=4096, doc="A file the commit changed (its new path)"),
-        Int("line", minimum=1, doc="The line's number on the new side"),
-        Choice("line_type", ("new", "old"), doc="new: an added line; old: a removed one"),
-    ),
-    summary="Comment on a commit; with path, line and line_type, on that line of its diff when there is one",
-)
+@routes.post(ONE + "/comments", guards=COMMENT, params=COMMIT_COMMENT_PARAMS,
+             summary="Comment on a commit; with path, line and line_type, on that line of its diff when there is one")  # fmt: skip
 async def create_commit_comment(ctx: Ctx) -> entities.CommitNote:
-    args = ctx.args
-    line = (args["path"], args["line"], args["line_type"]) if all(args.get(name) is not None for name in LINE) else None
-    found, at = await ctx.off_loop(notes.locate, ctx.rt, ctx.project_row, ctx.path_params["sha"], line)
-    row = notes.comment_on_commit(ctx.session, ctx.rt, ctx.project, ctx.actor, found, args["note"], at)
+    row = await comment_on_commit(ctx)
     return entities.commit_note(row, ctx.view, row.author)
 
 
 @routes.get(ONE + "/statuses", guards=READ_STATUS, paginated=True, params=STATUS_FILTERS,
             summary="The commit's statuses (its jobs and external statuses), oldest first")  # fmt: skip
 async def list_statuses(ctx: Ctx) -> paging.Page[entities.CommitStatus]:
-    info = await ctx.off_loop(repository.commit_by_id, ctx.rt, ctx.project_id, ctx.path_params["sha"])
-    window, view = paging.window(ctx), ctx.view
-    filters = {field: ctx.args.get(field) for field in builds.STATUS_FILTERS}
-    total, found = await builds.read_statuses(
-        ctx.rt.db, ctx.project_id, info.id, filters, bool(ctx.args.get("all")), window.offset, window.limit
-    )
-    return paging.Page([entities.commit_status(row, view, author) for row, author in found], total, window)
+    return await statuses_page(ctx, entities.commit_status)
 
 
 @routes.post("/projects/:id/statuses/:sha", guards=CREATE_STATUS, params=STATUS_POSTED,
              summary="Record an external status of a commit (created, or moved while pending or running)")  # fmt: skip
 async def post_status(ctx: Ctx) -> entities.CommitStatus:
-    info = await ctx.off_loop(repository.commit, ctx.rt, ctx.project_row, ctx.path_params["sha"])
-    ref, tag = await ctx.off_loop(statuses.ref_for, ctx.rt, ctx.project_row, info.id, ctx.args.get("ref"))
-    fields = {key: ctx.args.get(key) for key in ("state", "name", "target_url", "description")}
-    found = statuses.post(ctx.session, ctx.rt, ctx.project, ctx.actor, info.id, ref, tag, fields)
+    found = await posted_status(ctx)
     return entities.commit_status(found, ctx.view, found.user)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from ..builds import CommitStatusFacts
 from ..builds import commit_status as v3_commit_status
 from ..commits import title
 from ..common import View, iso
@@ -90,20 +91,9 @@ class CommitRef(TypedDict):
     name: str
 
 
-class CommitStatus(TypedDict):
-    """v4's commit status (Entities::CommitStatus): v3's fields, v4's author, the pipeline's id."""
+class CommitStatus(CommitStatusFacts):
+    """v4's commit status (Entities::CommitStatus): v3's facts, v4's author, the coverage and pipeline."""
 
-    id: int
-    sha: str
-    ref: str
-    status: str
-    name: str
-    target_url: str | None
-    description: str | None
-    created_at: str | None
-    started_at: str | None
-    finished_at: str | None
-    allow_failure: bool
     coverage: float | None
     pipeline_id: int | None
     author: UserV4Basic | None

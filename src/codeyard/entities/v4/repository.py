@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ..commits import Contributor, TreeEntry, contributor, tree_entry
+from ..commits import Contributor, RepoDiff, TreeEntry, contributor, repo_diff, tree_entry
 from ..common import iso
 from .commits import Commit, commit
 
@@ -37,35 +37,13 @@ class FileChange(TypedDict):
     branch: str
 
 
-class Diff(TypedDict):
-    diff: str
-    new_path: str
-    old_path: str
-    a_mode: str
-    b_mode: str
-    new_file: bool
-    renamed_file: bool
-    deleted_file: bool
+class Diff(RepoDiff):
     generated_file: bool
-    too_large: bool
-    collapsed: bool
 
 
 def diff(found) -> Diff:
     """FOUND is git.diffs.FileDiff."""
-    return {
-        "diff": found.diff,
-        "new_path": found.new_path,
-        "old_path": found.old_path,
-        "a_mode": found.a_mode,
-        "b_mode": found.b_mode,
-        "new_file": found.new_file,
-        "renamed_file": found.renamed_file,
-        "deleted_file": found.deleted_file,
-        "generated_file": False,
-        "too_large": found.too_large,
-        "collapsed": found.collapsed,
-    }
+    return {**repo_diff(found), "generated_file": False}
 
 
 class Compare(TypedDict):
