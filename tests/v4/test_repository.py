@@ -44,6 +44,15 @@ def test_tree(gl, api4, alice, hosted):
     page = api4.as_(alice).get(f"/projects/{project.id}/repository/tree", params={"recursive": True, "per_page": 2, "page": 2})
     assert [e["path"] for e in page.json()] == ["dir/sub/deep.txt", "dir/top.txt"] and page.headers["x-total"] == "6"
     assert "recursive=true" in page.headers["link"]
+    keyset = client.repository_tree(recursive=True, pagination="keyset", per_page=4, iterator=True)
+    assert [e["path"] for e in keyset] == every  # followed page by page through Link rel="next"
+    first = api4.as_(alice).get(f"/projects/{project.id}/repository/tree", params={"recursive": True, "pagination": "keyset", "per_page": 4})
+    assert "page_token=dir%2Ftop.txt" in first.headers["link"] and "recursive=true" in first.headers["link"]
+    last = api4.as_(alice).get(f"/projects/{project.id}/repository/tree",
+                               params={"recursive": True, "pagination": "keyset", "per_page": 4, "page_token": "dir/top.txt"})  # fmt: skip
+    assert [e["path"] for e in last.json()] == ["a.txt", "c.txt"] and "link" not in last.headers
+    bad = api4.as_(alice).get(f"/projects/{project.id}/repository/tree", params={"pagination": "keyset", "page_token": "zzz"})
+    assert bad.status_code == 400
     missing = api4.as_(alice).get(f"/projects/{project.id}/repository/tree", params={"path": "nope"})
     assert missing.status_code == 404 and missing.json() == {"message": "404 Tree Not Found"}
     for hostile in ({"ref": "--output=x"}, {"path": "../.."}, {"path": "a\x00b"}):

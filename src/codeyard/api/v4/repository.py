@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import os
+from urllib.parse import parse_qsl, urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import StreamingResponse
@@ -16,6 +17,7 @@ from ...errors import BadRequest
 from ...http import paging
 from ...http.context import Ctx
 from ...http.params import Bool, Choice, GitText, StrList
+from ...http.replies import Reply
 from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import repository
@@ -36,15 +38,37 @@ def _web_url(ctx: Ctx) -> str:
     REPOSITORY + "/tree",
     guards=READ,
     paginated=True,
-    params=(GitText("path", max_length=4096), GitText("ref", max_length=1024), Bool("recursive")),
-    summary="Entries of a directory at a ref (default: the default branch); recursive: every entry below it",
+    params=(GitText("path", max_length=4096), GitText("ref", max_length=1024), Bool("recursive"),
+            Choice("pagination", ("legacy", "keyset")), GitText("page_token", max_length=4096)),
+    summary="Entries of a directory at a ref (default: the default branch); recursive: every entry below it. "
+            "pagination=keyset pages by page_token (the path of the previous page's last entry)",
 )
 async def get_tree(ctx: Ctx) -> paging.Page[entities.TreeEntry]:
     window = paging.window(ctx)
     ref, path = ctx.args.get("ref"), ctx.args.get("path", "")
     entries = await ctx.off_loop(repository.tree_entries, ctx.rt, ctx.project_row, ref, path, bool(ctx.args.get("recursive")))
+    if ctx.args.get("pagination") == "keyset":
+        return _keyset_page(ctx, entries, window.per_page)
     page = entries[window.offset : window.offset + window.limit]
     return paging.Page([entities.tree_entry(entry) for entry in page], len(entries), window)
+
+
+def _keyset_page(ctx: Ctx, entries: list, per_page: int) -> Reply[list[entities.TreeEntry]]:
+    """The PER_PAGE entries after the one whose path is `page_token` (from the first without one);
+    Link rel="next" names the next page's token, as GitLab's keyset pagination does."""
+    token = ctx.args.get("page_token")
+    start = 0
+    if token is not None:
+        start = next((position + 1 for position, entry in enumerate(entries) if entry.path == token), -1)
+        if start < 0:
+            raise BadRequest("page_token is invalid")
+    page = entries[start : start + per_page]
+    headers = {"x-per-page": str(per_page)}
+    if start + per_page < len(entries):
+        kept = [(k, v) for k, v in parse_qsl(ctx.query_string, keep_blank_values=True) if k not in ("page_token", "per_page")]
+        query = urlencode([*kept, ("per_page", str(per_page)), ("page_token", page[-1].path)])
+        headers["link"] = f'<{ctx.absolute_url(ctx.raw_path)}?{query}>; rel="next"'
+    return Reply([entities.tree_entry(entry) for entry in page], headers=headers)
 
 
 @routes.get(REPOSITORY + "/blobs/:sha", guards=READ, summary="A blob by its SHA, base64 encoded (at most 10 MiB)")
