@@ -140,12 +140,17 @@ def test_cherry_pick_and_revert(gl, api4, alice, hosted):
     project, work = hosted
     commits = gl(alice).projects.get(project.id, lazy=True).commits
     feature = commits.get(sha(work, "feature"))
+    assert feature.cherry_pick(branch="master", dry_run=True) == {"dry_run": "success"}
+    assert work.git("ls-remote", "origin", "refs/heads/master").split()[0] == sha(work, "master")  # nothing moved
     picked = feature.cherry_pick(branch="master")
     assert picked["parent_ids"] == [sha(work, "master")] and picked["author_name"] == "Ada Author"
     assert f"(cherry picked from commit {sha(work, 'feature')})" in picked["message"]
     again = api4.as_(alice).post(f"/projects/{project.id}/repository/commits/{sha(work, 'feature')}/cherry_pick",
                                  json={"branch": "master"})  # fmt: skip
     assert again.status_code == 400 and "cannot cherry-pick this commit automatically" in again.json()["message"]
+    dry = api4.as_(alice).post(f"/projects/{project.id}/repository/commits/{sha(work, 'feature')}/cherry_pick",
+                               json={"branch": "master", "dry_run": True})  # fmt: skip
+    assert dry.status_code == 400
     third = commits.get(sha(work, "master"))
     reverted = third.revert(branch="master")
     assert reverted["title"] == 'Revert "third"' and reverted["parent_ids"] == [picked["id"]]

@@ -225,3 +225,19 @@ def test_protected_branch_refuses_developers(api4, rt, users, projects, alice, h
     assert answer.status_code == 403
     assert api4.as_(alice).put(f"/projects/{project.id}/repository/files/README.md",
                                json={"branch": "master", "content": "x", "commit_message": "m"}).status_code == 200  # fmt: skip
+
+
+def test_big_file_is_streamed_with_its_digest(gl, api4, alice, hosted):
+    project, _work = hosted
+    data = bytes(range(256)) * (6 * 1024 + 7)  # over 1 MiB: streamed from git, not held whole
+    files = gl(alice).projects.get(project.id, lazy=True).files
+    files.create({"file_path": "big.bin", "branch": "master", "content": base64.b64encode(data).decode(),
+                  "encoding": "base64", "commit_message": "big"})  # fmt: skip
+    found = files.get(file_path="big.bin", ref="master")
+    assert found.decode() == data and found.size == len(data)
+    assert found.content_sha256 == hashlib.sha256(data).hexdigest()
+    head = api4.as_(alice).request("HEAD", f"/projects/{project.id}/repository/files/big.bin", params={"ref": "master"})
+    assert head.headers["x-gitlab-content-sha256"] == hashlib.sha256(data).hexdigest() and head.content == b""
+    assert files.raw(file_path="big.bin", ref="master") == data
+    blob = api4.as_(alice).get(f"/projects/{project.id}/repository/blobs/{found.blob_id}").json()
+    assert base64.b64decode(blob["content"]) == data

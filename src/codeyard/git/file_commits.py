@@ -308,10 +308,12 @@ PICK_FAILED = ("Sorry, we cannot {verb} this commit automatically. This commit m
 MERGE_COMMIT = "Sorry, we cannot {verb} a merge commit automatically."
 
 
-def pick(path: Path, sha: str, branch: str, *, revert: bool, committer: tuple[str, str]) -> tuple[str, str]:
+def pick(path: Path, sha: str, branch: str, *, revert: bool, committer: tuple[str, str],
+         dry_run: bool = False) -> tuple[str, str]:  # fmt: skip
     """Cherry-pick (or, with REVERT, revert) the commit SHA names onto BRANCH, in memory (a merge of
     trees: no work tree, nothing other requests use is touched); returns (old SHA, new SHA).
-    ChangeRefused with GitLab's message when it conflicts or changes nothing, or for a merge commit."""
+    ChangeRefused with GitLab's message when it conflicts or changes nothing, or for a merge commit.
+    DRY_RUN: only whether it would succeed; nothing is kept, the branch stays (new SHA = old SHA)."""
     verb, done = ("revert", "reverted") if revert else ("cherry-pick", "cherry-picked")
     repository = open_repository(path)
     picked = resolve(repository, sha)
@@ -332,6 +334,8 @@ def pick(path: Path, sha: str, branch: str, *, revert: bool, committer: tuple[st
         tree = merged.write_tree(staging)
         if tree == ours.tree_id:
             raise ChangeRefused(PICK_FAILED.format(verb=verb, done=done))
+        if dry_run:
+            return str(ours.id), str(ours.id)
         me = _signature(committer)
         if revert:
             title = picked.message.strip().split("\n", 1)[0]

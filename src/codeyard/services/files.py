@@ -122,6 +122,15 @@ def pick(rt, project: ProjectRef, user, sha: str, branch: str, revert: bool) -> 
                   lambda path: file_commits.pick(path, sha, branch, revert=revert, committer=identity(user)))  # fmt: skip
 
 
+def try_pick(rt, project: ProjectRef, user, sha: str, branch: str, revert: bool) -> None:
+    """Would `pick` succeed? Its refusal if not; nothing is written. For a worker thread."""
+    try:
+        with reading(project.id, "Branch"):
+            file_commits.pick(path_by_id(rt, project.id), sha, branch, revert=revert, committer=identity(user), dry_run=True)
+    except _REFUSED as error:
+        raise _refused(project.id, branch, error) from None
+
+
 def _moved(rt, project_id: int, user, branch: str, work: Callable) -> Moved:
     journal = push_journal.Journal.create(rt.config, project_id, user.id)
     try:

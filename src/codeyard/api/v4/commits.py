@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from typing import TypedDict
 
 from ...entities.v4 import commits as entities
 from ...entities.v4 import repository as repo_entities
@@ -16,6 +17,7 @@ from ...git.file_commits import MAX_CHANGES, Change
 from ...http import paging
 from ...http.context import Ctx
 from ...http.params import Any_, Bool, Choice, GitText, Str
+from ...http.replies import Reply
 from ...http.routing import MAX_FILE_BODY, Routes
 from ...policies import projects as policy
 from ...services import files, protected_branches, repository
@@ -193,11 +195,18 @@ async def get_commit_refs(ctx: Ctx) -> paging.Page[entities.CommitRef]:
     return paging.Page([{"type": kind, "name": name} for kind, name in page], len(found), window)
 
 
-async def _pick(ctx: Ctx, revert: bool) -> entities.Commit:
+class DryRun(TypedDict):
+    dry_run: str  # "success"
+
+
+async def _pick(ctx: Ctx, revert: bool) -> entities.Commit | Reply[DryRun]:
     branch = ctx.args["branch"]
     info = await ctx.off_loop(repository.commit, ctx.rt, ctx.project_row, ctx.path_params["sha"])
     protection = (await protected_branches.read_protections(ctx.rt.db, ctx.project_id)).get(branch)
     files.check_push(ctx.access, branch, protection)
+    if ctx.args.get("dry_run"):
+        await ctx.off_loop(files.try_pick, ctx.rt, ctx.project_row, ctx.actor, info.id, branch, revert)
+        return Reply({"dry_run": "success"}, status=200)
     moved = await ctx.off_loop(files.pick, ctx.rt, ctx.project_row, ctx.actor, info.id, branch, revert)
     files.record(ctx.session, ctx.rt, moved)
     ctx.commit()
@@ -209,12 +218,12 @@ PICK_PARAMS = (GitText("branch", required=True, max_length=255), Bool("dry_run")
 
 
 @routes.post(ONE + "/cherry_pick", guards=PUSH, params=PICK_PARAMS, summary="Cherry-pick a commit onto a branch")
-async def cherry_pick(ctx: Ctx) -> entities.Commit:
+async def cherry_pick(ctx: Ctx) -> entities.Commit | DryRun:
     return await _pick(ctx, revert=False)
 
 
 @routes.post(ONE + "/revert", guards=PUSH, params=PICK_PARAMS, summary="Revert a commit on a branch")
-async def revert(ctx: Ctx) -> entities.Commit:
+async def revert(ctx: Ctx) -> entities.Commit | DryRun:
     return await _pick(ctx, revert=True)
 
 
