@@ -99,6 +99,11 @@ def test_compare(gl, api4, alice, hosted):
     assert sorted(d["new_path"] for d in found["diffs"]) == ["a.txt", "b.txt"]
     assert found["compare_same_ref"] is False and found["compare_timeout"] is False
     assert found["web_url"].endswith("/alice/demo/compare/master...feature")
+    straight = api4.as_(alice).get(f"/projects/{project.id}/repository/compare",
+                                   params={"from": "master", "to": "feature", "straight": True}).json()  # fmt: skip
+    # Straight from master's tip: its own c.txt is undone in the diff too.
+    assert sorted(d["new_path"] for d in straight["diffs"]) == ["a.txt", "b.txt", "c.txt"]
+    assert [c["title"] for c in straight["commits"]] == ["feature one", "feature two"]
     same = api4.as_(alice).get(f"/projects/{project.id}/repository/compare", params={"from": "master", "to": "master"}).json()
     assert same["commits"] == [] and same["compare_same_ref"] is True
     assert api4.as_(alice).get(f"/projects/{project.id}/repository/compare", params={"from": "master", "to": "--x"}).status_code == 404

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pygit2
 
+from . import diffs
 from .refs import HEADS, TAGS
 from .repo import CommitInfo, NotInRepository, TreeEntry, commit_info, open_repository, resolve, tree
 
@@ -191,3 +192,12 @@ def _entries(repository: pygit2.Repository, directory: TreeEntry) -> list[TreeEn
     entries = [TreeEntry(str(item.id), item.name, item.type_str, f"{item.filemode:06o}", f"{directory.path}/{item.name}")
                for item in node]  # fmt: skip
     return sorted(entries, key=lambda e: (e.type != "tree", e.name))
+
+
+def straight_diff(path: Path, base: str, head: str) -> list:
+    """The files changed from BASE's commit straight to HEAD's (`git diff base head`, not from their
+    merge base), within `diffs.LIMITS`: git.diffs.FileDiff each."""
+    repository = open_repository(path)
+    base_commit, head_commit = resolve(repository, base), resolve(repository, head)
+    diff = repository.diff(base_commit, head_commit)
+    return diffs.file_diffs(repository, diff, None, (str(base_commit.id), str(head_commit.id)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -98,9 +98,13 @@ def commit_diff(rt, project: ProjectRef, sha: str) -> list[diffs.FileDiff]:
         return diffs.commit_diff(path_of(rt, project), sha)
 
 
-def compare(rt, project: ProjectRef, base: str, head: str) -> diffs.Comparison:
+def compare(rt, project: ProjectRef, base: str, head: str, straight: bool = False) -> diffs.Comparison:
+    """The commits HEAD has that BASE has not and the diff from their merge base to HEAD, or, when
+    STRAIGHT, from BASE to HEAD directly (v4's `straight=true`)."""
     with reading(project.id, "Commit"):
-        found = diffs.compare(path_of(rt, project), base, head)
+        found = diffs.compare(path_of(rt, project), base, head, files=not straight)
+        if straight and not found.timed_out:
+            found = replace(found, diffs=history.straight_diff(path_of(rt, project), base, head))
     if found.timed_out:
         log.warning("comparing %s...%s in project %s timed out", base, head, project.id)
     return found

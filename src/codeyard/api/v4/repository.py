@@ -125,12 +125,13 @@ for _suffix in ("", *(f".{extension}" for extension in ARCHIVE_FORMATS)):
 @routes.get(
     REPOSITORY + "/compare",
     guards=READ,
-    params=(GitText("from", required=True, max_length=1024), GitText("to", required=True, max_length=1024)),
+    params=(GitText("from", required=True, max_length=1024), GitText("to", required=True, max_length=1024),
+            Bool("straight", doc="The diff from `from` to `to` directly (default: from their merge base)")),
     summary="Commits and diff from one ref to another (from their merge base, like `git diff from...to`)",
 )
 async def compare_refs(ctx: Ctx) -> entities.Compare:
     base, head = ctx.args["from"], ctx.args["to"]
-    found = await ctx.off_loop(repository.compare, ctx.rt, ctx.project_row, base, head)
+    found = await ctx.off_loop(repository.compare, ctx.rt, ctx.project_row, base, head, bool(ctx.args.get("straight")))
     return entities.comparison(found, base == head, _web_url(ctx), base, head)
 
 
