@@ -121,7 +121,11 @@ def test_create_is_all_or_nothing(api4, alice, hosted):
     assert answer.status_code == 400 and answer.json() == {"message": "A file with this name doesn't exist"}
     assert work.git("ls-remote", "origin", "master") == before
     for actions in ([], [{"action": "explode", "file_path": "x"}], [{"action": "create", "file_path": "../x"}],
-                    [{"action": "move", "file_path": "x"}], "text", [{"action": "create", "file_path": ".git/config"}]):  # fmt: skip
+                    [{"action": "move", "file_path": "x"}], "text", [{"action": "create", "file_path": ".git/config"}],
+                    [{"action": "create", "file_path": "/abs"}], [{"action": "create", "file_path": "x", "encoding": "hex"}],
+                    [{"action": "create", "file_path": "x", "content": "%%", "encoding": "base64"}],
+                    [{"action": "chmod", "file_path": "a.txt"}], [{"action": "create", "file_path": "a.txt/x"}],
+                    [{"action": "create", "file_path": "docs"}], [{"action": "create", "file_path": "a\x00b"}]):  # fmt: skip
         bad = api4.as_(alice).post(url, json={"branch": "master", "commit_message": "m", "actions": actions})
         assert bad.status_code == 400, (actions, bad.text)
     assert work.git("ls-remote", "origin", "master") == before
@@ -216,3 +220,27 @@ def test_permissions(api4, users, projects, admin, tmp_path, rt):
     assert protected.status_code == 403
     private = make_team(users, projects, admin, visibility=0, prefix="p")
     assert api4.as_(private.user("outsider")).get(f"/projects/{private.project.id}/repository/commits").status_code == 404
+
+
+def test_action_rules(api4, alice, hosted):
+    project, work = hosted
+    url = f"/projects/{project.id}/repository/commits"
+
+    def commit(*actions):
+        return api4.as_(alice).post(url, json={"branch": "master", "commit_message": "m", "actions": list(actions)})
+
+    onto = commit({"action": "move", "file_path": "a.txt", "previous_path": "docs/readme.md"})
+    assert onto.status_code == 400 and onto.json() == {"message": "A file with this name already exists"}
+    stale = commit({"action": "update", "file_path": "a.txt", "content": "x", "last_commit_id": sha(work, "master~2")})
+    assert stale.status_code == 400 and "changed since you started editing" in stale.json()["message"]
+    made = commit({"action": "create", "file_path": "s.sh", "content": "#!/bin/sh\n", "execute_filemode": True},
+                  {"action": "move", "file_path": "t/s.sh", "previous_path": "s.sh", "content": "#!/bin/sh\nexit\n"},
+                  {"action": "update", "file_path": "a.txt", "content": "x\n", "last_commit_id": sha(work, "master~1")})  # fmt: skip
+    assert made.status_code == 201, made.text
+    work.git("fetch", "-q", "origin")
+    assert work.git("ls-tree", "origin/master", "t/s.sh").startswith("100755 blob")  # the move keeps the mode
+    assert work.git("show", "origin/master:t/s.sh") == "#!/bin/sh\nexit"
+    off = commit({"action": "chmod", "file_path": "t/s.sh", "execute_filemode": False})
+    assert off.status_code == 201
+    work.git("fetch", "-q", "origin")
+    assert work.git("ls-tree", "origin/master", "t/s.sh").startswith("100644 blob")

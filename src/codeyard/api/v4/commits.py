@@ -133,6 +133,8 @@ def _actions(raw) -> list[Change]:
         content = item.get("content")
         if content is not None and not isinstance(content, str):
             raise Invalid.field("actions", "content is invalid")
+        if item.get("encoding") not in (None, "text", "base64"):
+            raise Invalid.field("actions", "encoding does not have a valid value")
         if action in ("create", "update") and content is None:
             content = ""
         executable = item.get("execute_filemode")
@@ -140,9 +142,9 @@ def _actions(raw) -> list[Change]:
             raise Invalid.field("actions", "execute_filemode is missing")
         last = item.get("last_commit_id")
         changes.append(Change(
-            action, checked_path(item["file_path"].strip("/")),
+            action, checked_path(item["file_path"]),
             content_of({"content": content, "encoding": item.get("encoding")}) if content is not None else None,
-            previous_path=checked_path(previous.strip("/"), "previous_path") if action == "move" else None,
+            previous_path=checked_path(previous, "previous_path") if action == "move" else None,
             executable=None if executable is None else executable in (True, "true", "1", 1),
             last_commit_id=last if isinstance(last, str) and last else None,
         ))  # fmt: skip
