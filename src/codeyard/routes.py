@@ -30,11 +30,14 @@ from .api.v3 import (
     uploads,
     users,
 )
+from .api.v4 import commits as v4_commits
+from .api.v4 import files as v4_files
 from .api.v4 import groups as v4_groups
 from .api.v4 import members as v4_members
 from .api.v4 import merge_requests as v4_merge_requests
 from .api.v4 import meta as v4_meta
 from .api.v4 import namespaces as v4_namespaces
+from .api.v4 import repository as v4_repository
 from .api.v4 import settings as v4_settings
 from .api.v4 import users as v4_users
 from .githttp import transport
@@ -75,6 +78,9 @@ API4 = (
     v4_merge_requests.routes,
     v4_namespaces.routes,
     v4_settings.routes,
+    v4_repository.routes,
+    v4_files.routes,
+    v4_commits.routes,
 )
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (

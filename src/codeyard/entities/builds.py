@@ -43,8 +43,8 @@ class Build(BuildBase, total=False):
     artifacts_file: ArtifactsFile  # only when the build has an artifacts file
 
 
-class CommitStatus(TypedDict):
-    """A commit status (GitLab 8.6 Entities::CommitStatus): a build, or an external status (generic)."""
+class CommitStatusFacts(TypedDict):
+    """What every API version shows of a commit status."""
 
     id: int
     sha: str
@@ -57,6 +57,11 @@ class CommitStatus(TypedDict):
     started_at: str | None
     finished_at: str | None
     allow_failure: bool
+
+
+class CommitStatus(CommitStatusFacts):
+    """A commit status (GitLab 8.6 Entities::CommitStatus): a build, or an external status (generic)."""
+
     author: UserBasic | None
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ class Blob:
     id: str
     size: int
     commit_id: str | None = None  # the commit it was found at, for a file at a ref
+    mode: int | None = None  # its tree entry's mode, for a file at a ref
 
     @property
     def streamed(self) -> bool:
@@ -57,7 +59,7 @@ def file_at(path: Path, ref: str, file_path: str) -> Blob:
     kind, size = _header(repository, entry.id)
     if kind != pygit2.enums.ObjectType.BLOB:
         raise NotInRepository(file_path)
-    return Blob(path, str(entry.id), size, str(target.id))
+    return Blob(path, str(entry.id), size, str(target.id), entry.filemode)
 
 
 def blob_by_id(path: Path, sha: str) -> Blob:
@@ -120,3 +122,16 @@ async def _read_full(stream: asyncio.StreamReader) -> bytes:
 async def base64_chunks(source: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     async for chunk in source:
         yield base64.b64encode(chunk)
+
+
+def sha256(blob: Blob) -> str:
+    """The SHA-256 of the content, read whole when small, from `git cat-file` a chunk at a time when big."""
+    digest = hashlib.sha256()
+    if not blob.streamed:
+        digest.update(read(blob))
+        return digest.hexdigest()
+    with subprocess.Popen(["git", "--git-dir", str(blob.repository), "cat-file", "blob", blob.id],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as process:  # fmt: skip
+        while chunk := process.stdout.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
 from .refs import HEADS, ZERO_SHA, is_branch_name
-from .repo import NotInRepository, open_repository
+from .repo import NotInRepository, last_commit_for, open_repository, resolve
 
 
 class FileConflict(Exception):
@@ -96,10 +97,7 @@ def commit_file(path: Path, branch: str, file_path: str, content: bytes | None, 
         _check_objects(Path(staging_dir))
         _copy_objects(staging, repository, Path(staging_dir))
     old = str(parent.id) if parent is not None else ZERO_SHA
-    moved = subprocess.run(["git", "--git-dir", str(path), "update-ref", "--stdin", "-z"],
-                           input=f"update {HEADS + branch}\0{new}\0{old}\0".encode(), capture_output=True)  # fmt: skip
-    if moved.returncode != 0:
-        raise RefMoved(branch)
+    _move(path, branch, old, str(new))
     return old, str(new)
 
 
@@ -157,3 +155,197 @@ def _copy_objects(staging: pygit2.Repository, repository: pygit2.Repository, dir
     for object_id in _staged_ids(directory):
         kind, data = staging.odb.read(object_id)
         repository.odb.write(kind, data)
+
+
+# --- commits of several changes (API v4's commits and files), cherry-picks and reverts ----------
+
+MAX_CHANGES = 1000  # actions in one commit
+
+
+class ChangeRefused(Exception):
+    """A change cannot be made as asked (args: GitLab's message)."""
+
+
+class NoBranch(Exception):
+    """The branch does not exist and nothing says where it should start."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One action of a commit: `create`, `delete`, `move`, `update` or `chmod` of FILE_PATH.
+    CONTENT None keeps what is there (move, chmod); EXECUTABLE None keeps the mode; LAST_COMMIT_ID,
+    when given, must be the last commit that changed the file (else someone changed it meanwhile)."""
+
+    action: str
+    file_path: str
+    content: bytes | None = None
+    previous_path: str | None = None
+    executable: bool | None = None
+    last_commit_id: str | None = None
+
+
+EXISTS = "A file with this name already exists"
+MISSING = "A file with this name doesn't exist"
+CHANGED = "You are attempting to update a file that has changed since you started editing it."
+EXECUTABLE, REGULAR = pygit2.enums.FileMode.BLOB_EXECUTABLE, pygit2.enums.FileMode.BLOB
+
+
+class _Files:
+    """The files of the tree being built (a pygit2 Index), with which names are directories."""
+
+    def __init__(self, index: pygit2.Index):
+        self.index = index
+        self._dirs: set[str] | None = None
+
+    def dirs(self) -> set[str]:
+        if self._dirs is None:
+            self._dirs = {entry.path.rsplit("/", 1)[0] for entry in self.index if "/" in entry.path}
+            self._dirs |= {d.rsplit("/", depth)[0] for d in list(self._dirs) for depth in range(1, d.count("/") + 1)}
+        return self._dirs
+
+    def add(self, file_path: str, blob: pygit2.Oid, mode: int) -> None:
+        if file_path in self.dirs():
+            raise ChangeRefused(f"{NOT_COMMITTED}{file_path} is a directory, not a file")
+        parts = file_path.split("/")
+        for depth in range(1, len(parts)):
+            leading = "/".join(parts[:depth])
+            if leading in self.index:
+                raise ChangeRefused(f"{NOT_COMMITTED}{leading} is a file, not a directory")
+            self.dirs().add(leading)
+        self.index.add(pygit2.IndexEntry(file_path, blob, mode))
+
+    def remove(self, file_path: str) -> None:
+        self.index.remove(file_path)
+        self._dirs = None
+
+
+NOT_COMMITTED = "Your changes could not be committed, because "
+
+
+def _mode(current: int | None, executable: bool | None) -> int:
+    if executable is not None:
+        return EXECUTABLE if executable else REGULAR
+    return EXECUTABLE if current == EXECUTABLE else REGULAR
+
+
+def _apply(files: _Files, staging: pygit2.Repository, change: Change, last_commit) -> None:
+    index, path = files.index, change.file_path
+    source = change.previous_path if change.action == "move" else path
+    exists = path in index
+    if (change.action == "create" or (change.action == "move" and source != path)) and exists:
+        raise ChangeRefused(EXISTS)
+    if change.action != "create" and source not in index:
+        raise ChangeRefused(MISSING)
+    if change.last_commit_id and change.action != "create" and last_commit(source) != change.last_commit_id:
+        raise ChangeRefused(CHANGED)
+    if change.action == "delete":
+        files.remove(path)
+        return
+    current = index[source] if change.action != "create" else None
+    blob = staging.create_blob(change.content) if change.content is not None else current.id
+    mode = _mode(current.mode if current is not None else None, change.executable)
+    if change.action == "move":
+        files.remove(source)
+    files.add(path, blob, mode)
+
+
+def commit_changes(path: Path, branch: str, changes: list[Change], *, start: str | None, message: str,
+                   author: tuple[str, str], committer: tuple[str, str]) -> tuple[str, str]:  # fmt: skip
+    """Commit CHANGES on BRANCH, all of them or none; returns (old SHA, new SHA). A missing BRANCH
+    starts at START (a revision) and is created; without START only an empty repository may be
+    committed to (its first commit). AUTHOR and COMMITTER are (name, email), cleaned here and not
+    empty once cleaned. The objects are checked and the branch moved as `commit_file` does."""
+    repository = open_repository(path)
+    if not is_branch_name(branch):
+        raise NotInRepository(branch)
+    ref = repository.references.get(HEADS + branch)
+    if ref is not None:
+        parent = ref.peel(pygit2.Commit)
+    elif start is not None:
+        parent = resolve(repository, start)
+    elif any(name.startswith(HEADS) for name in repository.references):
+        raise NoBranch(branch)
+    else:
+        parent = None
+    index = pygit2.Index()
+    if parent is not None:
+        index.read_tree(parent.tree)
+    files = _Files(index)
+
+    def last_commit(file_path: str) -> str | None:
+        return last_commit_for(path, str(parent.id), file_path) if parent is not None else None
+
+    with tempfile.TemporaryDirectory(prefix="tmp_codeyard-", dir=path / "objects") as staging_dir:
+        staging = _staging_repository(Path(staging_dir), path)
+        for change in changes:
+            _apply(files, staging, change, last_commit)
+        tree = index.write_tree(staging)
+        new = staging.create_commit(None, _signature(author), _signature(committer), message, tree,
+                                    [parent.id] if parent is not None else [])  # fmt: skip
+        _check_objects(Path(staging_dir))
+        _copy_objects(staging, repository, Path(staging_dir))
+    old = str(parent.id) if ref is not None else ZERO_SHA
+    _move(path, branch, old, str(new))
+    return old, str(new)
+
+
+def _signature(person: tuple[str, str], when: pygit2.Signature | None = None) -> pygit2.Signature:
+    name, email = clean_identity(person[0]), clean_identity(person[1])
+    if when is None:
+        return pygit2.Signature(name, email)
+    return pygit2.Signature(name, email, when.time, when.offset)
+
+
+def _move(path: Path, branch: str, old: str, new: str) -> None:
+    moved = subprocess.run(["git", "--git-dir", str(path), "update-ref", "--stdin", "-z"],
+                           input=f"update {HEADS + branch}\0{new}\0{old}\0".encode(), capture_output=True)  # fmt: skip
+    if moved.returncode != 0:
+        raise RefMoved(branch)
+
+
+PICK_FAILED = ("Sorry, we cannot {verb} this commit automatically. This commit may already have been {done}, or a "
+               "more recent commit may have updated some of its content.")  # fmt: skip
+MERGE_COMMIT = "Sorry, we cannot {verb} a merge commit automatically."
+
+
+def pick(path: Path, sha: str, branch: str, *, revert: bool, committer: tuple[str, str],
+         dry_run: bool = False) -> tuple[str, str]:  # fmt: skip
+    """Cherry-pick (or, with REVERT, revert) the commit SHA names onto BRANCH, in memory (a merge of
+    trees: no work tree, nothing other requests use is touched); returns (old SHA, new SHA).
+    ChangeRefused with GitLab's message when it conflicts or changes nothing, or for a merge commit.
+    DRY_RUN: only whether it would succeed; nothing is kept, the branch stays (new SHA = old SHA)."""
+    verb, done = ("revert", "reverted") if revert else ("cherry-pick", "cherry-picked")
+    repository = open_repository(path)
+    picked = resolve(repository, sha)
+    if not is_branch_name(branch) or repository.references.get(HEADS + branch) is None:
+        raise NoBranch(branch)
+    ours = repository.references[HEADS + branch].peel(pygit2.Commit)
+    if len(picked.parents) > 1:
+        raise ChangeRefused(MERGE_COMMIT.format(verb=verb))
+    with tempfile.TemporaryDirectory(prefix="tmp_codeyard-", dir=path / "objects") as staging_dir:
+        staging = _staging_repository(Path(staging_dir), path)
+        base = picked.parents[0].tree if picked.parents else staging[staging.TreeBuilder().write()]
+        theirs = picked.tree
+        if revert:
+            base, theirs = theirs, base
+        merged = staging.merge_trees(base, ours.tree, theirs)
+        if merged.conflicts is not None:
+            raise ChangeRefused(PICK_FAILED.format(verb=verb, done=done))
+        tree = merged.write_tree(staging)
+        if tree == ours.tree_id:
+            raise ChangeRefused(PICK_FAILED.format(verb=verb, done=done))
+        if dry_run:
+            return str(ours.id), str(ours.id)
+        me = _signature(committer)
+        if revert:
+            title = picked.message.strip().split("\n", 1)[0]
+            message, author = f'Revert "{title}"\n\nThis reverts commit {picked.id}.\n', me
+        else:
+            message = f"{picked.message.rstrip()}\n\n(cherry picked from commit {picked.id})\n"
+            author = picked.author
+        new = staging.create_commit(None, author, me, message, tree, [ours.id])
+        _check_objects(Path(staging_dir))
+        _copy_objects(staging, repository, Path(staging_dir))
+    old = str(ours.id)
+    _move(path, branch, old, str(new))
+    return old, str(new)

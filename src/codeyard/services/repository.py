@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import NotFound, RepositoryUnavailable
-from ..git import content, diffs, repo, storage
+from ..errors import BadRequest, NotFound, RepositoryUnavailable, Unavailable
+from ..git import content, diffs, history, repo, storage
 
 log = logging.getLogger("codeyard.repository")
 
@@ -48,6 +48,9 @@ def reading(project_id: int, missing: str):
     except repo.RepositoryUnavailable:
         log.error("repository of project %s is missing or damaged", project_id)
         raise RepositoryUnavailable() from None
+    except history.TooSlow:
+        log.warning("a history read of project %s ran past its deadline", project_id)
+        raise Unavailable("503 The repository took too long to answer, try again later") from None
 
 
 def commits(rt, project: ProjectRef, ref: str | None, offset: int, limit: int) -> tuple[int, list[repo.CommitInfo]]:
@@ -95,9 +98,13 @@ def commit_diff(rt, project: ProjectRef, sha: str) -> list[diffs.FileDiff]:
         return diffs.commit_diff(path_of(rt, project), sha)
 
 
-def compare(rt, project: ProjectRef, base: str, head: str) -> diffs.Comparison:
+def compare(rt, project: ProjectRef, base: str, head: str, straight: bool = False) -> diffs.Comparison:
+    """The commits HEAD has that BASE has not and the diff from their merge base to HEAD, or, when
+    STRAIGHT, from BASE to HEAD directly (v4's `straight=true`)."""
     with reading(project.id, "Commit"):
-        found = diffs.compare(path_of(rt, project), base, head)
+        found = diffs.compare(path_of(rt, project), base, head, files=not straight)
+        if straight and not found.timed_out:
+            found = replace(found, diffs=history.straight_diff(path_of(rt, project), base, head))
     if found.timed_out:
         log.warning("comparing %s...%s in project %s timed out", base, head, project.id)
     return found
@@ -192,3 +199,58 @@ def branches(rt, project: ProjectRef, offset: int, limit: int) -> tuple[int, lis
     """(number of branches, one page of (name, tip)) sorted by name; an empty repository has none."""
     with reading(project.id, "Repository"):
         return repo.branches(path_of(rt, project), offset, limit)
+
+
+# --- v4's history reads (git/history.py) -----------------------------------------------------------
+
+
+def filtered_commits(rt, project: ProjectRef, ref: str | None, filters: history.LogFilter, offset: int,
+                     limit: int) -> tuple[int, list[repo.CommitInfo]]:  # fmt: skip
+    """(total, one page) of the commits REF (None: every ref) reaches that FILTERS keep."""
+    path = path_of(rt, project)
+    if ref is not None and ref == project.head_branch and not repo.branch_names(path):
+        with reading(project.id, "Repository"):
+            repo.open_repository(path)
+        return 0, []
+    with reading(project.id, "Commit"):
+        return history.log(path, ref, filters, offset, limit)
+
+
+def commit_stats(rt, project: ProjectRef, sha: str) -> history.Stats:
+    with reading(project.id, "Commit"):
+        return history.stats(path_of(rt, project), sha)
+
+
+def commit_refs(rt, project: ProjectRef, sha: str, kinds: tuple[str, ...]) -> list[tuple[str, str]]:
+    with reading(project.id, "Commit"):
+        return history.refs_containing(path_of(rt, project), sha, kinds)
+
+
+def merge_base(rt, project: ProjectRef, names: list[str]) -> repo.CommitInfo:
+    with reading(project.id, "Commit"):
+        found = history.merge_base(path_of(rt, project), names)
+    if found is None:
+        raise NotFound("Merge Base")
+    return found
+
+
+def blame(rt, project: ProjectRef, ref: str, file_path: str, start: int | None, end: int | None) -> list[history.BlameRange]:
+    try:
+        with reading(project.id, "File"):
+            return history.blame(path_of(rt, project), ref, file_path, start, end)
+    except ValueError:
+        raise BadRequest("The file is too big to blame") from None
+
+
+def blob_sha256(rt, project: ProjectRef, found: content.Blob) -> str:
+    with reading(project.id, "Blob"):
+        return content.sha256(found)
+
+
+def tree_entries(rt, project: ProjectRef, ref: str | None, subpath: str, recursive: bool) -> list[repo.TreeEntry]:
+    """The entries of SUBPATH at REF (default: the default branch); RECURSIVE: every entry below it
+    (at most `history.MAX_TREE_ENTRIES`)."""
+    with reading(project.id, "Tree"):
+        if recursive:
+            return history.tree_below(path_of(rt, project), ref or project.head_branch, subpath)
+        return repo.tree(path_of(rt, project), ref or project.head_branch, subpath)

@@ -45,6 +45,11 @@ FILTERS = (
     summary="The commit's statuses (its builds), oldest first; 404 for a commit the repository lacks",
 )
 async def list_statuses(ctx: Ctx) -> paging.Page[CommitStatus]:
+    return await statuses_page(ctx, commit_status)
+
+
+async def statuses_page(ctx: Ctx, shape) -> paging.Page:
+    """A page of the statuses of `:sha` as FILTERS narrow them, each SHAPE(row, view, author) (v3's or v4's)."""
     # 404 Commit Not Found for a name the repository cannot resolve; a branch or short sha stands for its commit.
     info = await ctx.off_loop(repository.commit_by_id, ctx.rt, ctx.project_id, ctx.path_params["sha"])
     window, view = paging.window(ctx), ctx.view
@@ -52,7 +57,7 @@ async def list_statuses(ctx: Ctx) -> paging.Page[CommitStatus]:
     total, found = await builds.read_statuses(
         ctx.rt.db, ctx.project_id, info.id, filters, bool(ctx.args.get("all")), window.offset, window.limit
     )
-    return paging.Page([commit_status(row, view, author) for row, author in found], total, window)
+    return paging.Page([shape(row, view, author) for row, author in found], total, window)
 
 
 @routes.post(
@@ -62,8 +67,13 @@ async def list_statuses(ctx: Ctx) -> paging.Page[CommitStatus]:
     summary="Record an external status of a commit (created, or moved while pending or running): 201 with it",
 )
 async def post_status(ctx: Ctx) -> CommitStatus:
+    found = await posted_status(ctx)
+    return commit_status(found, ctx.view, found.user)
+
+
+async def posted_status(ctx: Ctx):
+    """The status of `:sha` the request's POSTED parameters record (its Build row)."""
     info = await ctx.off_loop(repository.commit, ctx.rt, ctx.project, ctx.path_params["sha"])
     ref, tag = await ctx.off_loop(statuses.ref_for, ctx.rt, ctx.project, info.id, ctx.args.get("ref"))
     fields = {key: ctx.args.get(key) for key in ("state", "name", "target_url", "description")}
-    found = statuses.post(ctx.session, ctx.rt, ctx.project, ctx.actor, info.id, ref, tag, fields)
-    return commit_status(found, ctx.view, found.user)
+    return statuses.post(ctx.session, ctx.rt, ctx.project, ctx.actor, info.id, ref, tag, fields)

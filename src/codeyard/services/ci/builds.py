@@ -194,7 +194,9 @@ async def commit_has_pipeline(db, project_id: int, sha: str) -> bool:
 
 
 _STATUS_COLUMNS = (
-    *(getattr(Build, name) for name in ("id", "sha", "ref", "status", "name", "target_url", "description", "allow_failure")),
+    *(getattr(Build, name) for name in ("id", "sha", "ref", "status", "name", "target_url", "description", "allow_failure",
+                                          "pipeline_id")),
+    type_coerce(Build.coverage, NullType()).label("coverage"),  # as the driver reads it: a Float's processor needs a column type
     *(api_text(getattr(Build, name), name) for name in _TIMES),
     *_USER_COLUMNS,
 )  # fmt: skip
