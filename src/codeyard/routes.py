@@ -34,6 +34,7 @@ from .api.v4 import groups as v4_groups
 from .api.v4 import members as v4_members
 from .api.v4 import meta as v4_meta
 from .api.v4 import namespaces as v4_namespaces
+from .api.v4 import personal_access_tokens as v4_personal_access_tokens
 from .api.v4 import settings as v4_settings
 from .api.v4 import users as v4_users
 from .githttp import transport
@@ -73,6 +74,7 @@ API4 = (
     v4_members.routes,
     v4_namespaces.routes,
     v4_settings.routes,
+    v4_personal_access_tokens.routes,
 )
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
