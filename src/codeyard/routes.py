@@ -45,6 +45,7 @@ from .web import merge_requests as merge_request_pages
 from .web import pipelines as pipeline_pages
 from .web import repository as repository_pages
 from .web import settings as settings_pages
+from .web import tokens as token_pages
 
 API_V3 = "/api/v3"
 API = (
@@ -84,6 +85,7 @@ PAGES = (
     merge_request_pages.pages,
     pipeline_pages.pages,
     settings_pages.pages,
+    token_pages.pages,
 )
 
 

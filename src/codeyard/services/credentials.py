@@ -125,7 +125,8 @@ def parse_expiry(text: str | None) -> dt.date | None:
     if not text:
         return None
     try:
-        return dt.date.fromisoformat(text) if len(text) == 10 else None
+        if len(text) == 10:  # YYYY-MM-DD only: fromisoformat takes other forms too
+            return dt.date.fromisoformat(text)
     except ValueError:
         pass
     raise Invalid.field("expires_at", "is invalid")
