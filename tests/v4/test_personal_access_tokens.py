@@ -13,7 +13,7 @@ from sqlalchemy import update
 from codeyard.db.models import Token, utcnow
 from codeyard.services import credentials
 
-from ..support import QueryCounter
+from ..support import QueryCounter, WorkingCopy
 
 TODAY = dt.datetime.now(dt.UTC).date()
 NEXT_MONTH = (TODAY + dt.timedelta(days=30)).isoformat()
@@ -325,6 +325,44 @@ def test_self_reads_revokes_and_rotates_the_requests_token(api4, rt, alice):
     assert api4.as_(secret).get("/user").status_code == 401
     assert api4.as_(body["token"]).delete("/personal_access_tokens/self").status_code == 204
     assert api4.as_(body["token"]).get("/user").status_code == 401
+
+
+@pytest.mark.parametrize("scope", ["read_user", "read_repository", "write_repository", "sudo"])
+def test_any_token_reads_and_revokes_itself(api4, rt, alice, scope):
+    token_id, secret = issue(rt, alice, scopes=(scope,))
+    assert api4.as_(secret).get("/personal_access_tokens/self").json()["scopes"] == [scope]
+    insufficient(api4.as_(secret).get(f"/personal_access_tokens/{token_id}"), "api read_api")
+    insufficient(api4.as_(secret).post("/personal_access_tokens/self/rotate"), "api")
+    assert api4.as_(secret).delete("/personal_access_tokens/self").status_code == 204
+    assert api4.as_(secret).get("/personal_access_tokens/self").status_code == 401
+
+
+def test_self_through_the_client(gl, gitlab, rt, alice):
+    token_id, secret = issue(rt, alice, name="mine")
+    client = gl(secret)
+    assert client.personal_access_tokens.get("self").id == token_id
+    rotated = client.personal_access_tokens.get(token_id, lazy=True)
+    rotated.rotate(self_rotate=True)
+    assert rotated.token != secret and rotated.name == "mine"
+    fresh = gl(rotated.token)
+    fresh.personal_access_tokens.delete("self")
+    with pytest.raises(gitlab.exceptions.GitlabAuthenticationError):
+        fresh.auth()
+    by_id = gl(alice).personal_access_tokens.rotate(issue(rt, alice)[0])
+    assert by_id["token"].startswith("glpat-")
+
+
+def test_read_repository_reads_files_through_the_api(api, rt, alice, projects, tmp_path):
+    project = projects.create(alice, name="files")
+    work = WorkingCopy(rt, project, tmp_path / "work")
+    work.commit("first", {"a.txt": "hello\n"})
+    work.push("master")
+    _id, secret = issue(rt, alice, scopes=("read_repository",))
+    found = api.as_(secret).get(f"/projects/{project.id}/repository/files", params={"file_path": "a.txt", "ref": "master"})
+    assert found.status_code == 200, found.text
+    insufficient(api.as_(secret).get(f"/projects/{project.id}/repository/tree"), "api read_api")
+    insufficient(api.as_(secret).post(f"/projects/{project.id}/repository/files",
+                                      json={"file_path": "b.txt", "branch_name": "master", "content": "x", "commit_message": "m"}), "api")  # fmt: skip
 
 
 def test_rotate_through_the_client(gl, rt, alice):

@@ -9,9 +9,10 @@ access token is accepted both ways. Unknown, expired, revoked and blocked all me
 lookup is one prebuilt statement on the process's fast connection (see db/engine.py).
 
 Scopes are checked here for every API route of every version (`check_scope`): `api` may do all,
-`read_api` reads (GET and HEAD), `read_user` reads the user endpoints; `read_repository` and
-`write_repository` are for git over HTTP only. Sudo with a scoped token needs `sudo` too. The
-private token, OAuth tokens and web sessions may do all.
+`read_api` reads (GET and HEAD), `read_user` reads the user endpoints, `read_repository` reads
+repository files; otherwise the repository scopes are for git over HTTP. Any token may read and
+revoke itself. Sudo with a scoped token needs `sudo` too. The private token, OAuth tokens and web
+sessions may do all.
 """
 
 from __future__ import annotations
@@ -73,7 +74,15 @@ def authenticate(ctx: Ctx):
 
 _VERSIONED = re.compile(r"/api/v\d+(/.*)")
 READ_USER_PATHS = ("/user", "/users", "/version", "/metadata")
+# GitLab lets `read_repository` read files through the API as through git.
+READ_REPOSITORY_PATHS = ("/projects/:id/repository/files",)
+# Any token may read and revoke itself, whatever its scopes (GitLab's `SelfInformation`).
+ANY_SCOPE = {("GET", "/personal_access_tokens/self"), ("DELETE", "/personal_access_tokens/self")}
 READS = ("GET", "HEAD")
+
+
+def _under(relative: str, paths: tuple[str, ...]) -> bool:
+    return any(relative == path or relative.startswith(path + "/") for path in paths)
 
 
 def check_scope(ctx: Ctx) -> None:
@@ -82,14 +91,18 @@ def check_scope(ctx: Ctx) -> None:
     scopes = ctx.scopes
     if scopes is None or credentials.API in scopes:
         return
+    versioned = _VERSIONED.fullmatch(ctx.route.template)
+    relative = versioned.group(1) if versioned else ""
+    if (ctx.method, relative) in ANY_SCOPE:
+        return
     if ctx.method not in READS:
         raise InsufficientScope((credentials.API,))
     if credentials.READ_API in scopes:
         return
-    versioned = _VERSIONED.fullmatch(ctx.route.template)
-    relative = versioned.group(1) if versioned else ""
-    user_path = any(relative == path or relative.startswith(path + "/") for path in READ_USER_PATHS)
+    user_path = _under(relative, READ_USER_PATHS)
     if user_path and credentials.READ_USER in scopes:
+        return
+    if credentials.READ_REPOSITORY in scopes and _under(relative, READ_REPOSITORY_PATHS):
         return
     needed = (credentials.READ_USER,) if user_path else ()
     raise InsufficientScope((*needed, credentials.API, credentials.READ_API))
