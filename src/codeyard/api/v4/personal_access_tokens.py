@@ -16,7 +16,7 @@ from ...services import credentials, identity
 routes = Routes()
 
 PERSONAL = "/personal_access_tokens"
-IMPERSONATION = "/users/:user_id/impersonation_tokens"
+IMPERSONATION = "/users/:id/impersonation_tokens"  # `:id` as every route under /users/:id
 
 NAME = Str("name", required=True, max_length=255, doc="The token's name")
 SCOPES = StrList("scopes", required=True, item_pattern="|".join(credentials.SCOPES), item_message="does not have a valid value",
@@ -106,13 +106,13 @@ def rotate_token(ctx: Ctx) -> entities.PersonalAccessTokenWithToken:
 
 
 def _user_id(ctx: Ctx) -> int:
-    user = identity.user_by_id(ctx.rt.db, ctx.path_int("user_id", lambda: NotFound("User")))
+    user = identity.user_by_id(ctx.rt.db, ctx.path_int("id", lambda: NotFound("User")))
     if user is None:
         raise NotFound("User")
     return user.id
 
 
-@routes.post("/users/:user_id/personal_access_tokens", admin=True, params=(NAME, SCOPES, EXPIRES_AT),
+@routes.post("/users/:id/personal_access_tokens", admin=True, params=(NAME, SCOPES, EXPIRES_AT),
              summary="Create a personal access token for a user (admins)")  # fmt: skip
 def create_for_user(ctx: Ctx) -> entities.PersonalAccessTokenWithToken:
     token, secret = credentials.issue_scoped(ctx.session, _user_id(ctx), credentials.PERSONAL, ctx.args["name"],
@@ -138,12 +138,12 @@ def create_impersonation(ctx: Ctx) -> entities.ImpersonationTokenWithToken:
     return {**shown_impersonation(token), "token": secret}
 
 
-@routes.get(IMPERSONATION + "/:id", admin=True, summary="One impersonation token of a user (admins)")
+@routes.get(IMPERSONATION + "/:token_id", admin=True, summary="One impersonation token of a user (admins)")
 def get_impersonation(ctx: Ctx) -> entities.ImpersonationToken:
-    token = credentials.scoped_token(ctx.session, (credentials.IMPERSONATION,), ctx.path_int("id"), _user_id(ctx))
+    token = credentials.scoped_token(ctx.session, (credentials.IMPERSONATION,), ctx.path_int("token_id"), _user_id(ctx))
     return shown_impersonation(token)
 
 
-@routes.delete(IMPERSONATION + "/:id", admin=True, status=204, summary="Revoke an impersonation token (admins)")
+@routes.delete(IMPERSONATION + "/:token_id", admin=True, status=204, summary="Revoke an impersonation token (admins)")
 def revoke_impersonation(ctx: Ctx) -> None:
-    credentials.revoke(ctx.session, credentials.scoped_token(ctx.session, (credentials.IMPERSONATION,), ctx.path_int("id"), _user_id(ctx)))
+    credentials.revoke(ctx.session, credentials.scoped_token(ctx.session, (credentials.IMPERSONATION,), ctx.path_int("token_id"), _user_id(ctx)))

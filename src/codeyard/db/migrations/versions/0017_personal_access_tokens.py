@@ -2,7 +2,7 @@
 the personal and impersonation tokens (kinds 'personal' and 'impersonation') of API v4
 
 Revision ID: 0017
-Revises: 0016
+Revises: 0021
 Create Date: 2026-11-29
 """
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017"
-down_revision = "0016"
+down_revision = "0021"
 branch_labels = None
 depends_on = None
 
