@@ -182,7 +182,7 @@ def error_response(ctx: Ctx, error: Exception) -> tuple[int, bytes, list[tuple[s
         # v4 names a missing parameter as Grape's `requires` does; v3 as GitLab 8's helpers did.
         return error.status, json_body({"error": f"{error.name} is missing"}), []
     if isinstance(error, CodeyardError):
-        return error.status, json_body({"message": error.message}), list(error.headers.items())
+        return error.status, json_body(error.body()), list(error.headers.items())
     if isinstance(error, IntegrityError):
         # A uniqueness race lost to a concurrent request: the services check first, the database decides.
         log.info("integrity error on %s %s: %s", ctx.method, ctx.raw_path, error.orig)

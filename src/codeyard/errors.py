@@ -16,6 +16,10 @@ class CodeyardError(Exception):
         self.headers = headers or {}
         super().__init__(self.message)
 
+    def body(self) -> dict:
+        """The JSON the API answers: `{"message": ...}` but for the few errors GitLab shapes otherwise."""
+        return {"message": self.message}
+
 
 class BadRequest(CodeyardError):
     status = 400

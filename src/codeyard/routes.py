@@ -37,6 +37,7 @@ from .api.v4 import members as v4_members
 from .api.v4 import merge_requests as v4_merge_requests
 from .api.v4 import meta as v4_meta
 from .api.v4 import namespaces as v4_namespaces
+from .api.v4 import personal_access_tokens as v4_personal_access_tokens
 from .api.v4 import repository as v4_repository
 from .api.v4 import settings as v4_settings
 from .api.v4 import users as v4_users
@@ -48,6 +49,7 @@ from .web import merge_requests as merge_request_pages
 from .web import pipelines as pipeline_pages
 from .web import repository as repository_pages
 from .web import settings as settings_pages
+from .web import tokens as token_pages
 
 API_V3 = "/api/v3"
 API = (
@@ -81,6 +83,7 @@ API4 = (
     v4_repository.routes,
     v4_files.routes,
     v4_commits.routes,
+    v4_personal_access_tokens.routes,
 )
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
@@ -90,6 +93,7 @@ PAGES = (
     merge_request_pages.pages,
     pipeline_pages.pages,
     settings_pages.pages,
+    token_pages.pages,
 )
 
 

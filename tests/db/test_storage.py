@@ -97,9 +97,9 @@ def test_migrations_downgrade_and_upgrade_again(fresh_url):
 def test_fast_path_reads_what_sqlalchemy_reads(rt, users):
     alice = users.create("alice", bio="hi")
     digest = credentials.digest(alice.token)
-    fast = rt.db.fast_first(USER_BY_TOKEN, {"digest": digest, "kind": "private"})
+    fast = rt.db.fast_first(USER_BY_TOKEN, {"digest": digest, "other_kind": "oauth"})
     with rt.db.session() as session:
-        slow = session.execute(USER_BY_TOKEN, {"digest": digest, "kind": "private"}).one()
+        slow = session.execute(USER_BY_TOKEN, {"digest": digest, "other_kind": "oauth"}).one()
     assert tuple(fast) == tuple(slow)
     assert fast.is_admin is False and fast.username == "alice"
     with rt.db.session() as session:
@@ -107,7 +107,7 @@ def test_fast_path_reads_what_sqlalchemy_reads(rt, users):
         assert fast.created_at == iso(model.created_at)  # the caller's timestamps come as the API's text
     (moment,) = rt.db.fast_first(select(User.created_at).where(User.id == fast.id), {})
     assert moment == model.created_at and moment.tzinfo is not None
-    assert rt.db.fast_first(USER_BY_TOKEN, {"digest": "0" * 64, "kind": "private"}) is None
+    assert rt.db.fast_first(USER_BY_TOKEN, {"digest": "0" * 64, "other_kind": "oauth"}) is None
 
 
 def test_fast_path_reads_project_rows_as_the_session_does(rt, users, projects):
@@ -279,7 +279,7 @@ def test_fast_path_parameters_follow_sqlalchemys_rules(rt, users):
 
 def test_fast_path_reconnects_after_losing_its_connection(rt, users):
     alice = users.create("alice")
-    params = {"digest": credentials.digest(alice.token), "kind": "private"}
+    params = {"digest": credentials.digest(alice.token), "other_kind": "oauth"}
     assert rt.db.fast_first(USER_BY_TOKEN, params) is not None
     rt.db._local.connection.dbapi_connection.close()
     assert rt.db.fast_first(USER_BY_TOKEN, params).username == "alice"
@@ -407,7 +407,7 @@ def test_fast_connections_of_ended_threads_never_reach_a_transaction(rt):
         pytest.skip("PostgreSQL: SQLite connections have no autocommit switch to leak")
 
     def look_up() -> None:
-        assert rt.db.fast_first(USER_BY_TOKEN, {"digest": "none", "kind": "private"}) is None
+        assert rt.db.fast_first(USER_BY_TOKEN, {"digest": "none", "other_kind": "oauth"}) is None
 
     for _ in range(3):
         thread = threading.Thread(target=look_up)

@@ -97,7 +97,7 @@ def site(live, rt, users, projects, tmp_path):
         "branch-commits": f"{base}/commits/{quoted}", "user": "/u/alice", "group": "/groups/tea-party",
         "not-found": f"{base}/blob/master/missing.txt",
         "members": f"{base}/project_members", "hooks": f"{base}/hooks", "hook": f"{base}/hooks/{hook['id']}",
-        "protected-branches": f"{base}/protected_branches",
+        "protected-branches": f"{base}/protected_branches", "access-tokens": "/-/user_settings/personal_access_tokens",
     }  # fmt: skip
     return alice, paths
 
@@ -115,8 +115,9 @@ KEY_ELEMENTS = {
 SIGNED_IN_ELEMENTS = {
     "merge-request": ("form[action$='/close'] button", "button[name=accept]", "#note"),
     "members": ("#username", "form[action$='/project_members'] button.primary"),
+    "access-tokens": ("#name", "#expires_at", "form[action$='/personal_access_tokens'] button.primary"),
 }
-SIGNED_IN_ONLY = {"members", "hooks", "hook", "protected-branches"}
+SIGNED_IN_ONLY = {"members", "hooks", "hook", "protected-branches", "access-tokens"}
 
 
 @NEEDS_BROWSER

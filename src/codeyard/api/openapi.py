@@ -10,10 +10,17 @@ from ..http.routing import Route
 from .schemas import response_schema
 
 SEGMENT = re.compile(r"[:*](\w+)")
+# `{"message": ...}`; or `{"error": ...}`: v4's missing parameter, and a token's insufficient scope
+# (with `error_description` and `scope`), as GitLab answers them.
 ERROR_SCHEMA = {
     "type": "object",
-    "properties": {"message": {"oneOf": [{"type": "string"}, {"type": "object"}]}},
-    "required": ["message"],
+    "properties": {
+        "message": {"oneOf": [{"type": "string"}, {"type": "object"}]},
+        "error": {"type": "string"},
+        "error_description": {"type": "string"},
+        "scope": {"type": "string"},
+    },
+    "anyOf": [{"required": ["message"]}, {"required": ["error"]}],
 }
 # v4 names a missing parameter as Grape does, `{"error": "x is missing"}` (`app.error_response`).
 ERROR_SCHEMA_V4 = {

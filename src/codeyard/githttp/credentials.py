@@ -1,8 +1,10 @@
 """Who a git client is: HTTP Basic credentials.
 
 Accepted: `username:password`, `username:private token` (the token must be that user's),
-`oauth2:<OAuth access token>`, and `gitlab-ci-token:<build token>` (a runner cloning the project of
-the build it runs: read only, that project only, while the build runs). Blocked users and expired tokens count as nobody. Tokens are tried
+`oauth2:<OAuth access token>`, `<any name>:<personal access token>` (as GitLab, whatever the user
+name; its scopes decide what git may do: `credentials.GIT_READ_SCOPES`, `GIT_WRITE_SCOPES`), and
+`gitlab-ci-token:<build token>` (a runner cloning the project of the build it runs: read only, that
+project only, while the build runs). Blocked users and expired tokens count as nobody. Tokens are tried
 first and are neither gated nor throttled; a password goes through `signin.check_password` (refused
 when password sign-in is disabled, throttled, argon2 behind the gate). The token lookups are the
 API's prepared statements.
@@ -67,7 +69,7 @@ async def user_for(rt, header: str | None, address: str):
         user = identity.user_by_token(rt.db, secret, credentials.OAUTH)
     else:
         user = identity.user_by_token(rt.db, secret, credentials.PRIVATE)
-        if user is not None and user.username.lower() != username.lower():
+        if user is not None and user.token_kind == credentials.PRIVATE and user.username.lower() != username.lower():
             user = None
         if user is None:
             candidate = await signin.check_password(rt, username, secret, address)

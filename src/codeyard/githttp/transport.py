@@ -45,7 +45,7 @@ from ..git import storage
 from ..http.context import Ctx
 from ..http.routing import Routes
 from ..policies import projects as policy
-from ..services import loader, project_reads, protected_branches, push_journal
+from ..services import credentials, loader, project_reads, protected_branches, push_journal
 from ..services.loader import LoadRefused
 from .credentials import BadCredentials, BuildCredential, user_for
 
@@ -200,7 +200,10 @@ async def authorize(ctx: Ctx, user, service: str) -> Grant:
         raise GitUnauthorized()
     if found.refusal is LoadRefused.NOT_FOUND:
         raise NotFound("Project")
-    if found.refusal is LoadRefused.FORBIDDEN:
+    # A personal access token's scopes may allow less than the user's access (`credentials.GIT_*`).
+    scopes = credentials.scopes_of(user)
+    scoped_out = scopes is not None and not scopes & (credentials.GIT_WRITE_SCOPES if service == RECEIVE else credentials.GIT_READ_SCOPES)
+    if found.refusal is LoadRefused.FORBIDDEN or scoped_out:
         verb = "push code to" if service == RECEIVE else "download code from"
         raise Forbidden(f"You are not allowed to {verb} this project")
     grant = Grant(found.row.id, found.access)

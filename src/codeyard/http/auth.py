@@ -1,14 +1,23 @@
-"""Who is calling: a private token, an OAuth access token, then sudo.
+"""Who is calling: a private token, an OAuth access token, a personal access token, then sudo;
+and what the token's scopes let the request do.
 
 Credentials, in GitLab's order: the `private_token` parameter or a `PRIVATE-TOKEN` (or
 `PRIVATE_TOKEN`) header; else an OAuth access token from `access_token`/`bearer_token` or an
 `Authorization: Bearer` header; else, on routes a browser fetches (auth "browser": uploaded files),
-the web session of the `codeyard_session` cookie, as pages find it. Unknown, expired and blocked
-all mean "nobody". The lookup is one prebuilt statement on the process's fast connection (see
-db/engine.py).
+the web session of the `codeyard_session` cookie, as pages find it. A personal (or impersonation)
+access token is accepted both ways. Unknown, expired, revoked and blocked all mean "nobody". The
+lookup is one prebuilt statement on the process's fast connection (see db/engine.py).
+
+Scopes are checked here for every API route of every version (`check_scope`): `api` may do all,
+`read_api` reads (GET and HEAD), `read_user` reads the user endpoints, `read_repository` reads
+repository files; otherwise the repository scopes are for git over HTTP. Any token may read and
+revoke itself. Sudo with a scoped token needs `sudo` too. The private token, OAuth tokens and web
+sessions may do all.
 """
 
 from __future__ import annotations
+
+import re
 
 from ..db.models import parse_id
 from ..errors import CodeyardError, Forbidden, NotFound
@@ -51,12 +60,67 @@ def authenticate(ctx: Ctx):
         return web_sessions.user_for(ctx.rt.db, ctx.cookies.get(web_sessions.COOKIE))
     if user is None or user.state != "active":
         return None
-    if kind == credentials.PRIVATE:
+    if user.token_kind == credentials.PRIVATE:
         ctx.private_token = secret
+    elif user.token_kind in credentials.SCOPED:
+        ctx.token_id = user.token_id
+    ctx.scopes = credentials.scopes_of(user)
+    check_scope(ctx)
     identifier = sudo_identifier(ctx)
     if identifier is None or identifier in (user.id, user.username):
         return user
     return _sudo(ctx, user, identifier)
+
+
+_VERSIONED = re.compile(r"/api/v\d+(/.*)")
+READ_USER_PATHS = ("/user", "/users", "/version", "/metadata")
+# GitLab lets `read_repository` read files through the API as through git.
+READ_REPOSITORY_PATHS = ("/projects/:id/repository/files",)
+# Any token may read and revoke itself, whatever its scopes (GitLab's `SelfInformation`).
+ANY_SCOPE = {("GET", "/personal_access_tokens/self"), ("DELETE", "/personal_access_tokens/self")}
+READS = ("GET", "HEAD")
+
+
+def _under(relative: str, paths: tuple[str, ...]) -> bool:
+    return any(relative == path or relative.startswith(path + "/") for path in paths)
+
+
+def check_scope(ctx: Ctx) -> None:
+    """403 insufficient_scope unless the scopes of the request's token (`ctx.scopes`; None: all)
+    allow its route and method."""
+    scopes = ctx.scopes
+    if scopes is None or credentials.API in scopes:
+        return
+    versioned = _VERSIONED.fullmatch(ctx.route.template)
+    relative = versioned.group(1) if versioned else ""
+    if (ctx.method, relative) in ANY_SCOPE:
+        return
+    if ctx.method not in READS:
+        raise InsufficientScope((credentials.API,))
+    if credentials.READ_API in scopes:
+        return
+    user_path = _under(relative, READ_USER_PATHS)
+    if user_path and credentials.READ_USER in scopes:
+        return
+    if credentials.READ_REPOSITORY in scopes and _under(relative, READ_REPOSITORY_PATHS):
+        return
+    needed = (credentials.READ_USER,) if user_path else ()
+    raise InsufficientScope((*needed, credentials.API, credentials.READ_API))
+
+
+class InsufficientScope(CodeyardError):
+    """What GitLab answers to a token whose scopes do not allow the request (RFC 6750)."""
+
+    status = 403
+    default_message = "The request requires higher privileges than provided by the access token."
+
+    def __init__(self, scopes: tuple[str, ...]):
+        self.scopes = " ".join(scopes)
+        header = f'Bearer realm="GitLab", error="insufficient_scope", error_description="{self.default_message}", scope="{self.scopes}"'
+        super().__init__(None, {"WWW-Authenticate": header})
+
+    def body(self) -> dict:
+        return {"error": "insufficient_scope", "error_description": self.message, "scope": self.scopes}
 
 
 def sudo_identifier(ctx: Ctx) -> int | str | None:
@@ -74,6 +138,8 @@ def sudo_identifier(ctx: Ctx) -> int | str | None:
 def _sudo(ctx: Ctx, user, identifier: int | str):
     if not user.is_admin:
         raise SudoForbidden()
+    if ctx.scopes is not None and credentials.SUDO not in ctx.scopes:
+        raise InsufficientScope((credentials.SUDO,))
     target = identity.user_by_id_or_username(ctx.rt.db, identifier)
     if target is None:
         raise SudoTargetNotFound(identifier)

@@ -41,6 +41,8 @@ class Ctx:
         self.args: dict[str, Any] = {}
         self.actor = None
         self.private_token: str | None = None  # the private token that authenticated the caller
+        self.token_id: int | None = None  # the personal or impersonation token that did
+        self.scopes: frozenset[str] | None = None  # that token's scopes; None: the caller may do all
         self.project_row = None  # a project a guard found and checked (a `project_reads` row; `project` loads the model)
         self.access = None  # the caller's access to that project, set by the same guard
         self._project = None

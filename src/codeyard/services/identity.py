@@ -44,19 +44,31 @@ PERSONAL_PROJECTS = (
     .label("personal_projects")
 )
 
+# One statement finds a token of any kind the way it was presented allows (`PRESENTED`), with what
+# the request must know of it: its id, kind and scopes (`credentials.scopes_of`). A revoked token
+# names nobody.
 USER_BY_TOKEN = (
-    select(*USER_COLUMNS, PERSONAL_PROJECTS, _tokens.c.expires_at.label("token_expires_at"))
+    select(
+        *USER_COLUMNS, PERSONAL_PROJECTS, _tokens.c.expires_at.label("token_expires_at"),
+        _tokens.c.id.label("token_id"), _tokens.c.kind.label("token_kind"), _tokens.c.scopes.label("token_scopes"),
+    )
     .join_from(_users, _tokens, _tokens.c.user_id == _users.c.id)
-    .where(_tokens.c.digest == bindparam("digest"), _tokens.c.kind == bindparam("kind"))
-)
+    .where(_tokens.c.digest == bindparam("digest"), _tokens.c.kind != bindparam("other_kind"), _tokens.c.revoked.is_(False))
+)  # fmt: skip
+# A secret presented as a private token (PRIVATE-TOKEN, `private_token`, a git password) may be a
+# private, personal or impersonation token; one presented as a bearer token (Authorization: Bearer,
+# `access_token`, git's `oauth2` user) an OAuth, personal or impersonation token.
+PRESENTED = {credentials.PRIVATE: credentials.OAUTH, credentials.OAUTH: credentials.PRIVATE}
 USER_BY_ID_OR_USERNAME = select(*USER_COLUMNS, PERSONAL_PROJECTS).where(
     or_(_users.c.id == bindparam("id"), func.lower(_users.c.username) == bindparam("username"))
 )
 
 
 def user_by_token(db, secret: str, kind: str):
-    """The user row (active or not) a token of KIND belongs to, or None (unknown or expired)."""
-    params = {"digest": credentials.digest(secret), "kind": kind}
+    """The user row (active or not) the token presented as KIND (`PRESENTED`) belongs to, or None
+    (unknown, revoked or expired). The row carries the token's `token_id`, `token_kind` and
+    `token_scopes`."""
+    params = {"digest": credentials.digest(secret), "other_kind": PRESENTED[kind]}
     user = db.identity.cached((params["digest"], kind), lambda: db.fast_first(USER_BY_TOKEN, params))
     if user is None or (user.token_expires_at is not None and user.token_expires_at <= utcnow()):
         return None

@@ -123,7 +123,8 @@ def complete_sign_in(session: Session, user_id: int, kind: str, name: str) -> tu
     if isinstance(user, Refusal):
         return user
     now = utcnow()
-    session.execute(delete(Token).where(Token.user_id == user.id, Token.expires_at < now))
+    # Expired sign-in tokens go; expired personal access tokens stay listed (inactive), as GitLab's.
+    session.execute(delete(Token).where(Token.user_id == user.id, Token.expires_at < now, Token.kind.not_in(credentials.SCOPED)))
     record_sign_in(user, now)
     token, secret = credentials.issue_token(session, user.id, kind, name, lifetime=session_lifetime(session))
     return user, token, secret

@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from .base import Base, UtcDateTime, utcnow
+from .base import Base, JsonList, UtcDateTime, utcnow
 
 # Tables keep AUTOINCREMENT on SQLite so a deleted row's id is never handed out again
 # (tombstones and webhook payloads refer to ids).
@@ -94,7 +94,9 @@ Index("uq_emails_email_lower", func.lower(Email.email), unique=True)
 
 
 class Token(Base):
-    """A credential stored as the SHA-256 digest of its secret: 'private' tokens and 'oauth' access tokens."""
+    """A credential stored as the SHA-256 digest of its secret: 'private' tokens, 'oauth' access
+    tokens, and 'personal' and 'impersonation' access tokens, which carry scopes (migration 0017).
+    A personal or impersonation token's `expires_at` is the end (midnight UTC) of its expiry date."""
 
     __tablename__ = "tokens"
     __table_args__ = (NO_ID_REUSE,)
@@ -106,6 +108,9 @@ class Token(Base):
     name: Mapped[str] = mapped_column(String(255), default="")
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     expires_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    scopes: Mapped[list[str]] = mapped_column(JsonList, default=list)  # a personal or impersonation token's; the others may do all
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
 
 
 class Tombstone(Base):
