@@ -31,6 +31,7 @@ from .api.v3 import (
     users,
 )
 from .api.v4 import meta as v4_meta
+from .api.v4 import projects as v4_projects
 from .api.v4 import users as v4_users
 from .githttp import transport
 from .http.routing import Route, mount
@@ -62,7 +63,7 @@ API = (
     users.routes,
 )
 API_V4 = "/api/v4"
-API4 = (v4_meta.routes, v4_users.routes)
+API4 = (v4_meta.routes, v4_users.routes, v4_projects.routes)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,

@@ -34,7 +34,9 @@ from ..db.models import (
     parse_id,
 )
 from ..db.models.projects import INITIAL_BRANCH
+from ..db.queries import like_pattern
 from ..errors import Conflict, Forbidden, Invalid
+from ..git import languages as git_languages
 from ..git import repo, storage
 from ..git.refs import is_branch_name
 from ..policies import projects as policy
@@ -225,8 +227,10 @@ def create(
     attrs: dict[str, Any],
     *,
     copy_repository_of: Project | None = None,
+    initial_branch: str = INITIAL_BRANCH,
 ) -> Project:
-    """A new project in NAMESPACE with its repository; ACTOR is the creator.
+    """A new project in NAMESPACE with its repository, whose HEAD names INITIAL_BRANCH; ACTOR is the
+    creator.
 
     Errors: 400 field map (format, visibility), 409 field map (name/path taken), 403 (limit).
     """
@@ -269,15 +273,15 @@ def create(
     if namespace.kind == "user":
         session.add(ProjectMember(project_id=project.id, user_id=namespace.owner_id, access_level=MASTER, created_by_id=actor.id))
     events.record(session, project, actor.id, events.CREATED)
-    _create_repository(session, rt, project, copy_repository_of)
+    _create_repository(session, rt, project, copy_repository_of, initial_branch)
     return project
 
 
-def _create_repository(session: Session, rt, project: Project, source: Project | None) -> None:
+def _create_repository(session: Session, rt, project: Project, source: Project | None, initial_branch: str) -> None:
     path = storage.repository_path(rt.config.repositories_dir, project.id)
     on_rollback(session, lambda: storage.remove(path))
     if source is None:
-        storage.create(path, INITIAL_BRANCH)
+        storage.create(path, initial_branch)
     else:
         storage.copy(storage.repository_path(rt.config.repositories_dir, source.id), path)
 
@@ -362,12 +366,13 @@ def delete_all_in(session: Session, rt, actor, namespace_id: int) -> None:
 # --- forks ----------------------------------------------------------------------------------------
 
 
-def fork(session: Session, rt, actor, source: Project, namespace: Namespace) -> Project:
-    """A copy of SOURCE (attributes and repository) in NAMESPACE, linked as a fork.
-    Any reason it cannot be created answers 409 with the reasons."""
+def fork(session: Session, rt, actor, source: Project, namespace: Namespace, name: str | None = None,
+         path: str | None = None) -> Project:  # fmt: skip
+    """A copy of SOURCE (attributes and repository) in NAMESPACE, linked as a fork, under NAME and
+    PATH when given. Any reason it cannot be created answers 409 with the reasons."""
     attrs = {
-        "name": source.name,
-        "path": source.path,
+        "name": name or source.name,
+        "path": path or (source.path if name is None else None),
         "description": source.description,
         "visibility_level": source.visibility_level,
         "builds_enabled": source.builds_enabled,
@@ -424,6 +429,41 @@ def set_archived(project: Project, archived: bool) -> None:
     project.archived = archived
 
 
+def starrers(session: Session, project_id: int, offset: int, limit: int, search: str | None = None) -> tuple[int, list]:
+    """(how many, one page of (starred at, user)) of the users who starred the project, newest first."""
+    query = select(Star.created_at, User).join(User, User.id == Star.user_id).where(Star.project_id == project_id)
+    if search:
+        pattern = like_pattern(search)
+        query = query.where(or_(*(func.lower(column).like(pattern, escape="/") for column in (User.username, User.name))))
+    total = session.scalar(select(func.count()).select_from(query.subquery()))
+    rows = session.execute(query.order_by(Star.created_at.desc(), Star.user_id.desc()).offset(offset).limit(limit)).all()
+    return total, list(rows)
+
+
+# --- what the repository says ---------------------------------------------------------------------
+
+
+def is_empty(rt, project_id: int) -> bool:
+    """Whether the project's repository has no branch yet."""
+    return not repo.branch_names(storage.repository_path(rt.config.repositories_dir, project_id))
+
+
+def languages(rt, project_id: int, ref: str) -> dict[str, float]:
+    """The languages of REF's files, by share of bytes (bounded: `git.languages`)."""
+    return git_languages.languages(storage.repository_path(rt.config.repositories_dir, project_id), ref)
+
+
+def statistics(rt, project_id: int, ref: str) -> dict[str, int]:
+    """What is cheap to tell of the repository: the commits REF reaches and its size on disk."""
+    path = storage.repository_path(rt.config.repositories_dir, project_id)
+    try:
+        commits = repo.count_commits(path, ref)
+    except (repo.NotInRepository, KeyError, ValueError):
+        commits = 0
+    size = git_languages.size_on_disk(path)
+    return {"commit_count": commits, "repository_size": size, "storage_size": size}
+
+
 # --- lists ----------------------------------------------------------------------------------------
 
 
@@ -434,6 +474,20 @@ class Filters:
     visibility: int | None = None
     order_by: str = "created_at"
     sort: str = "desc"
+    # API v4's further filters: ids after or before one (keyset pages), the caller's least level,
+    # last activity after or before a time.
+    id_after: int | None = None
+    id_before: int | None = None
+    min_access_level: int | None = None
+    last_activity_after: Any = None
+    last_activity_before: Any = None
+
+    def given(self) -> tuple[str, ...]:
+        """The names of v4's further filters that are set: one statement per combination."""
+        return tuple(name for name in V4_FILTERS if getattr(self, name) is not None)
+
+
+V4_FILTERS = ("id_after", "id_before", "min_access_level", "last_activity_after", "last_activity_before")
 
 
 def authorized(user_id: int) -> CompoundSelect:
@@ -449,6 +503,15 @@ def member_namespaces(user_id: int) -> CompoundSelect:
     personal = select(Namespace.id).where(Namespace.owner_id == user_id, Namespace.kind == "user")
     groups = select(GroupMember.namespace_id).where(GroupMember.user_id == user_id)
     return union(personal, groups)
+
+
+def reached(user_id, level) -> CompoundSelect:
+    """Ids of projects where USER's level is LEVEL or more: those of their personal namespace (they
+    own them), of the groups where their level is so, and their direct memberships so."""
+    personal = select(Namespace.id).where(Namespace.owner_id == user_id, Namespace.kind == "user")
+    groups = select(GroupMember.namespace_id).where(GroupMember.user_id == user_id, GroupMember.access_level >= level)
+    direct = select(ProjectMember.project_id).where(ProjectMember.user_id == user_id, ProjectMember.access_level >= level)
+    return union(_in_namespaces(union(personal, groups)), direct)
 
 
 def owned(user_id: int) -> Select:
