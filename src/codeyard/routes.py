@@ -30,6 +30,7 @@ from .api.v3 import (
     uploads,
     users,
 )
+from .api.v4 import hooks as v4_hooks
 from .api.v4 import meta as v4_meta
 from .api.v4 import projects as v4_projects
 from .api.v4 import users as v4_users
@@ -63,7 +64,7 @@ API = (
     users.routes,
 )
 API_V4 = "/api/v4"
-API4 = (v4_meta.routes, v4_users.routes, v4_projects.routes)
+API4 = (v4_meta.routes, v4_users.routes, v4_projects.routes, v4_hooks.routes)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,

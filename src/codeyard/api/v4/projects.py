@@ -401,16 +401,22 @@ def list_starrers(ctx: Ctx) -> paging.Page[entities.Starrer]:
     return paging.Page(starrers, total, window)
 
 
-@routes.post("/projects/:id/archive", guards=(project_guard(policy.ARCHIVE_PROJECT),), summary="Archive a project")
+ARCHIVE = (project_guard(policy.ARCHIVE_PROJECT),)
+
+
+def _archived(ctx: Ctx, archived: bool) -> entities.ProjectV4:
+    projects.set_archived(ctx.project, archived)
+    return _written(ctx, ctx.project)
+
+
+@routes.post("/projects/:id/archive", guards=ARCHIVE, summary="Archive a project")
 def archive_project(ctx: Ctx) -> entities.ProjectV4:
-    projects.set_archived(ctx.project, True)
-    return _written(ctx, ctx.project)
+    return _archived(ctx, True)
 
 
-@routes.post("/projects/:id/unarchive", guards=(project_guard(policy.ARCHIVE_PROJECT),), summary="Unarchive a project")
+@routes.post("/projects/:id/unarchive", guards=ARCHIVE, summary="Unarchive a project")
 def unarchive_project(ctx: Ctx) -> entities.ProjectV4:
-    projects.set_archived(ctx.project, False)
-    return _written(ctx, ctx.project)
+    return _archived(ctx, False)
 
 
 @routes.put("/projects/:id/transfer", guards=(project_guard(policy.CHANGE_NAMESPACE),),
