@@ -161,13 +161,20 @@ def test_keyset_through_the_client(gl, world, admin):
     assert [p.name for p in every] == sorted(["alpha private", "beta internal", "gamma public", "delta grouped", "epsilon secret"])
 
 
-def test_group_projects(api4, gl, world, admin, users):
+def test_group_projects(api4, gl, world, admin, users, projects):
     w = world
     group_projects = f"/groups/{w['team'].id}/projects"
     assert set(ids(api4.as_(w["bob"]).get(group_projects))) == {w["grouped"].id, w["secret"].id}
     assert ids(api4.as_(w["dave"]).get(group_projects)) == [w["grouped"].id]
     assert set(p.id for p in gl(w["carol"]).groups.get(w["team"].id, lazy=True).projects.list(get_all=True)) == {w["grouped"].id, w["secret"].id}
     assert api4.as_(w["dave"]).get("/groups/999999/projects").status_code == 404
+    assert ids(api4.anonymous.get(group_projects)) == [w["grouped"].id]
+    assert ids(api4.anonymous.get("/groups/team/projects")) == [w["grouped"].id]
+    closed = projects.group(w["carol"], "closed")
+    inside = projects.create(w["carol"], group=closed, name="inside")
+    assert api4.anonymous.get(f"/groups/{closed.id}/projects").status_code == 404
+    assert api4.as_(w["dave"]).get(f"/groups/{closed.id}/projects").status_code == 404
+    assert ids(api4.as_(w["carol"]).get(f"/groups/{closed.id}/projects")) == [inside.id]
     hidden = api4.as_(admin).post("/groups", json={"name": "Hidden", "path": "hidden"})
     if hidden.status_code == 201:  # the groups API is another area's
         assert api4.as_(w["dave"]).get(f"/groups/{hidden.json()['id']}/projects").status_code == 404
@@ -180,6 +187,7 @@ def test_user_projects(api4, gl, world):
     assert ids(api4.as_(w["dave"]).get(f"/users/{w['carol'].id}/projects")) == []
     assert api4.as_(w["dave"]).get("/users/999999/projects").status_code == 404
     assert api4.as_(w["dave"]).get("/users/nobody/projects").status_code == 404
+    assert ids(api4.anonymous.get("/users/alice/projects")) == [w["public"].id]
     assert api4.as_(w["dave"]).get("/users/99999999999999999999999/projects").status_code == 404
     assert api4.as_(w["dave"]).get("/users/alice/projects", params={"visibility": "public"}).json()[0]["id"] == w["public"].id
 

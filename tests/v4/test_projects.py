@@ -322,3 +322,12 @@ def test_transfer(gl, api4, alice, users, projects):
     assert api4.as_(alice).put(f"/projects/{made.id}/transfer", json={"namespace": other.id}).status_code == 404
     assert api4.as_(alice).put(f"/projects/{made.id}/transfer", json={"namespace": "alice"}).json()["path_with_namespace"] == "alice/moving"
     assert api4.as_(alice).put(f"/projects/{made.id}/transfer", json={}).status_code == 400
+
+
+def test_head_and_storage_through_the_client(gl, api4, alice, admin, projects):
+    made = projects.create(alice)
+    assert gl(alice).projects.head()["x-total"] == "1"
+    assert gl(alice).projects.head(made.id)["content-type"] == "application/json"
+    storage = gl(admin).projects.get(made.id, lazy=True).storage.get()
+    assert storage.repository_storage == "default" and storage.project_id == made.id
+    assert api4.as_(alice).get(f"/projects/{made.id}/storage").status_code == 403

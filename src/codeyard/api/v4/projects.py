@@ -91,6 +91,13 @@ class Accepted(TypedDict):
     message: str
 
 
+class Storage(TypedDict):
+    project_id: int
+    disk_path: str
+    created_at: str | None
+    repository_storage: str
+
+
 # --- rendering --------------------------------------------------------------------------------------
 
 
@@ -194,7 +201,7 @@ async def list_projects(ctx: Ctx) -> paging.Page[entities.ProjectV4 | entities.P
     return await _listing(ctx, _scope(ctx))
 
 
-@routes.get("/groups/:id/projects", guards=(group_guard(),), paginated=True, params=FILTER_PARAMS,
+@routes.get("/groups/:id/projects", auth="optional", guards=(group_guard(),), paginated=True, params=FILTER_PARAMS,
             summary="The projects of a group the caller may read")  # fmt: skip
 async def list_group_projects(ctx: Ctx) -> paging.Page[entities.ProjectV4 | entities.ProjectV4Simple]:
     return await _listing(ctx, project_reads.GROUP, group_id=ctx.group_id)
@@ -211,7 +218,7 @@ def _user(ctx: Ctx):
     return user
 
 
-@routes.get("/users/:user_id/projects", paginated=True, params=FILTER_PARAMS,
+@routes.get("/users/:user_id/projects", auth="optional", paginated=True, params=FILTER_PARAMS,
             summary="The personal projects of a user (id or username) the caller may read")  # fmt: skip
 async def list_user_projects(ctx: Ctx) -> paging.Page[entities.ProjectV4 | entities.ProjectV4Simple]:
     namespace_id = users.personal_namespace(ctx.session, _user(ctx)).id
@@ -247,6 +254,13 @@ def _repository_facts(rt, project_id: int, ref: str, counted: bool) -> tuple[boo
 async def languages(ctx: Ctx) -> dict[str, float]:
     row = ctx.project_row
     return await ctx.off_loop(projects.languages, ctx.rt, row.id, row.default_branch or row.head_branch)
+
+
+@routes.get("/projects/:id/storage", admin=True, guards=(READ,), summary="Where the repository is stored (admin)")
+def storage(ctx: Ctx) -> Storage:
+    row = ctx.project_row
+    return {"project_id": row.id, "disk_path": f"repositories/{row.id}.git", "created_at": row.created_at,
+            "repository_storage": "default"}  # fmt: skip
 
 
 # --- create, edit, delete -------------------------------------------------------------------------
