@@ -40,6 +40,7 @@ from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember
 from ..db.models.projects import INITIAL_BRANCH
 from ..db.queries import OFFSET, api_text, like_pattern, matches_pattern
 from ..policies import projects as policy
+from . import access as access_service
 from . import projects as project_service
 from . import visibility
 
@@ -80,6 +81,7 @@ def _columns(project, forks_count):
         _source_ns.kind.label("source_ns_kind"), _source_owner.name.label("source_owner_name"),
         _member.access_level.label("member_level"), _member.notification_level.label("member_notification"),
         _group_member.access_level.label("group_level"), _group_member.notification_level.label("group_notification"),
+        access_service.shared_level(project.id, USER_ID).label("shared_level"),
     )  # fmt: skip
 
 
@@ -206,7 +208,7 @@ def administered(user) -> Callable[[object], bool]:
     known: dict[tuple, bool] = {}
 
     def administers_row(row) -> bool:
-        standing = (row.ns_kind, row.ns_owner_id, row.member_level, row.group_level)
+        standing = (row.ns_kind, row.ns_owner_id, row.member_level, row.group_level, row.shared_level)
         found = known.get(standing)
         if found is None:
             found = known[standing] = administers(user, row)
@@ -220,9 +222,11 @@ def _always(_row) -> bool:
 
 
 def _standing(row) -> tuple[NamespaceFacts, int | None, int | None]:
-    """(namespace, direct level, group level) of the caller on ROW's project, as the policies take them."""
+    """(namespace, project level, group level) of the caller on ROW's project, as the policies take
+    them: the project level is the higher of the direct membership and what the groups the project
+    is shared with give (`access_service.shared_level`)."""
     group_level = row.group_level if row.ns_kind == "group" else None
-    return NamespaceFacts(row.ns_kind, row.ns_owner_id), row.member_level, group_level
+    return NamespaceFacts(row.ns_kind, row.ns_owner_id), access_service.project_level(row.member_level, row.shared_level), group_level
 
 
 # --- pages ----------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ rule says no. The repository on disk follows the database: it is created inside 
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import hmac
@@ -27,18 +28,21 @@ from ..db.models import (
     GroupMember,
     Namespace,
     Project,
+    ProjectGroupLink,
     ProjectMember,
     Star,
     Tombstone,
     User,
+    is_id,
     parse_id,
 )
 from ..db.models.projects import INITIAL_BRANCH
 from ..db.queries import like_pattern
-from ..errors import Conflict, Forbidden, Invalid
+from ..errors import Conflict, Forbidden, Invalid, NotFound
 from ..git import languages as git_languages
 from ..git import repo, storage
 from ..git.refs import is_branch_name
+from ..policies import groups as group_policy
 from ..policies import projects as policy
 from . import access as access_service
 from . import events
@@ -440,6 +444,47 @@ def starrers(session: Session, project_id: int, offset: int, limit: int, search:
     return total, list(rows)
 
 
+# --- sharing with groups -------------------------------------------------------------------------
+
+SHARED_ALREADY = "Group already shared with this project"
+
+
+def share(session: Session, actor, access: policy.Access, project: Project, group_id: int, group_access: int,
+          expires_at: dt.date | None) -> ProjectGroupLink:  # fmt: skip
+    """Share PROJECT with the group GROUP_ID: its members reach the project at their group level, at
+    most GROUP_ACCESS (which may not exceed ACCESS, the sharer's own level), until EXPIRES_AT.
+    404 for a group ACTOR may not read, 409 when already shared."""
+    group = session.get(Namespace, group_id) if is_id(group_id) else None
+    level = access_service.group_level(session, actor.id, group.id) if group is not None else None
+    if group is None or group.kind != "group" or group_policy.READ_GROUP not in group_policy.group_abilities(actor, group, level):
+        raise NotFound("Group")
+    if group.id == project.namespace_id:
+        raise Invalid.field("group_id", "is the project's own group")
+    if group_access > access.level:
+        raise Invalid.field("group_access", "may not be higher than your own access level")
+    if expires_at is not None and expires_at <= dt.datetime.now(dt.UTC).date():
+        raise Invalid.field("expires_at", "must be in the future")
+    if session.scalar(select(ProjectGroupLink.id).where(ProjectGroupLink.project_id == project.id,
+                                                        ProjectGroupLink.group_id == group.id)) is not None:  # fmt: skip
+        raise Conflict(SHARED_ALREADY)
+    link = ProjectGroupLink(project_id=project.id, group_id=group.id, group_access=group_access, expires_at=expires_at)
+    session.add(link)
+    session.flush()
+    return link
+
+
+def unshare(session: Session, project: Project, group_id: int) -> bool:
+    """Stop sharing PROJECT with the group GROUP_ID; False when it was not shared with it."""
+    link = session.scalars(
+        select(ProjectGroupLink).where(ProjectGroupLink.project_id == project.id, ProjectGroupLink.group_id == group_id)
+    ).first() if is_id(group_id) else None  # fmt: skip
+    if link is None:
+        return False
+    session.delete(link)
+    session.flush()
+    return True
+
+
 # --- what the repository says ---------------------------------------------------------------------
 
 
@@ -491,11 +536,24 @@ V4_FILTERS = ("id_after", "id_before", "min_access_level", "last_activity_after"
 
 
 def authorized(user_id: int) -> CompoundSelect:
-    """Ids of projects USER is a member of: personal, via a group, or directly. A UNION, so that
-    the database starts from the user's memberships: an OR of IN-subqueries makes PostgreSQL read
-    every project and test each against all three."""
+    """Ids of projects USER is a member of: personal, via a group, directly, or through a group the
+    project is shared with. A UNION, so that the database starts from the user's memberships: an OR
+    of IN-subqueries makes PostgreSQL read every project and test each against all of them."""
     direct = select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)
-    return union(_in_namespaces(member_namespaces(user_id)), direct)
+    return union(_in_namespaces(member_namespaces(user_id)), direct, _shared_with(user_id))
+
+
+def _shared_with(user_id, level=None) -> Select:
+    """Ids of projects shared with a group USER is a member of (at LEVEL or more, when given: the
+    lower of their group level and the link's)."""
+    query = (
+        select(ProjectGroupLink.project_id)
+        .join(GroupMember, GroupMember.namespace_id == ProjectGroupLink.group_id)
+        .where(GroupMember.user_id == user_id, access_service.live_link())
+    )
+    if level is not None:
+        query = query.where(GroupMember.access_level >= level, ProjectGroupLink.group_access >= level)
+    return query
 
 
 def member_namespaces(user_id: int) -> CompoundSelect:
@@ -507,11 +565,12 @@ def member_namespaces(user_id: int) -> CompoundSelect:
 
 def reached(user_id, level) -> CompoundSelect:
     """Ids of projects where USER's level is LEVEL or more: those of their personal namespace (they
-    own them), of the groups where their level is so, and their direct memberships so."""
+    own them), of the groups where their level is so, their direct memberships so, and those shared
+    with their groups so."""
     personal = select(Namespace.id).where(Namespace.owner_id == user_id, Namespace.kind == "user")
     groups = select(GroupMember.namespace_id).where(GroupMember.user_id == user_id, GroupMember.access_level >= level)
     direct = select(ProjectMember.project_id).where(ProjectMember.user_id == user_id, ProjectMember.access_level >= level)
-    return union(_in_namespaces(union(personal, groups)), direct)
+    return union(_in_namespaces(union(personal, groups)), direct, _shared_with(user_id, level))
 
 
 def owned(user_id: int) -> Select:

@@ -339,6 +339,47 @@ def delete_project(ctx: Ctx) -> Accepted:
     return {"message": "202 Accepted"}
 
 
+# --- sharing with groups -------------------------------------------------------------------------
+
+
+class GroupLink(TypedDict):
+    id: int
+    project_id: int
+    group_id: int
+    group_access: int
+    expires_at: str | None
+
+
+def _date_errors(text: str) -> list[str]:
+    return [] if _date(text) is not None else ["must be a date (YYYY-MM-DD)"]
+
+
+def _date(text: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        return None
+
+
+@routes.post("/projects/:id/share", guards=(ADMIN,),
+             params=(Id("group_id", required=True), Choice("group_access", policy.ACCESS_LEVELS, required=True),
+                     Str("expires_at", max_length=32, check=_date_errors, doc="YYYY-MM-DD: the first day it counts no more")),
+             summary="Share a project with a group: its members reach it at their level, at most group_access")  # fmt: skip
+def share_project(ctx: Ctx) -> GroupLink:
+    expires_at = _date(ctx.args["expires_at"]) if ctx.args.get("expires_at") else None
+    link = projects.share(ctx.session, ctx.actor, ctx.access, ctx.project, ctx.args["group_id"], ctx.args["group_access"],
+                          expires_at)  # fmt: skip
+    return {"id": link.id, "project_id": link.project_id, "group_id": link.group_id, "group_access": link.group_access,
+            "expires_at": link.expires_at.isoformat() if link.expires_at else None}  # fmt: skip
+
+
+@routes.delete("/projects/:id/share/:group_id", guards=(ADMIN,), status=204,
+               summary="Stop sharing a project with a group")  # fmt: skip
+def unshare_project(ctx: Ctx) -> None:
+    if not projects.unshare(ctx.session, ctx.project, ctx.path_int("group_id")):
+        raise NotFound("Group Link")
+
+
 # --- forks ----------------------------------------------------------------------------------------
 
 FORK_PARAMS = (

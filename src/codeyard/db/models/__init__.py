@@ -17,6 +17,7 @@ from .projects import (
     ForkLink,
     GroupMember,
     Project,
+    ProjectGroupLink,
     ProjectHook,
     ProjectMember,
     Star,
@@ -29,6 +30,6 @@ from .users import Namespace, PasswordFailure, Token, Tombstone, User, WebSessio
 __all__ = [
     "DEVELOPER", "FAILED", "GUEST", "INTERNAL", "MASTER", "MAX_INTEGER", "MIN_INTEGER", "OWNER", "PENDING", "PRIVATE",
     "PUBLIC", "REPORTER", "RUNNING", "ApplicationSetting", "Base", "Build", "Event", "ForkLink", "GroupMember", "HookDelivery",
-    "Job", "MergeRequest", "Namespace", "Note", "PasswordFailure", "Pipeline", "Project", "ProjectHook", "ProjectMember", "ProtectedBranch", "RecordedPush", "Runner", "RunnerProject", "Star", "Token",
+    "Job", "MergeRequest", "Namespace", "Note", "PasswordFailure", "Pipeline", "Project", "ProjectGroupLink", "ProjectHook", "ProjectMember", "ProtectedBranch", "RecordedPush", "Runner", "RunnerProject", "Star", "Token",
     "Tombstone", "Upload", "User", "WebSession", "is_id", "parse_id", "utcnow",
 ]  # fmt: skip
