@@ -65,6 +65,7 @@ def test_lists_include_shared_projects(api4, rt, world):
     pid = w["project"].id
     assert pid in [p["id"] for p in api4.as_(w["gus"]).get("/projects").json()]
     assert pid not in [p["id"] for p in api4.as_(w["dave"]).get("/projects").json()]
+    assert [p["id"] for p in api4.as_(w["gus"]).get("/projects", params={"membership": "true"}).json()] == [pid]
     assert [p["id"] for p in api4.as_(w["bob"]).get("/projects", params={"min_access_level": REPORTER}).json()] == [pid]
     assert api4.as_(w["bob"]).get("/projects", params={"min_access_level": DEVELOPER}).json() == []
     assert [p["id"] for p in api4.as_(w["gus"]).get(f"/users/{w['alice'].id}/projects").json()] == [pid]

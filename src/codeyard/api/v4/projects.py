@@ -164,7 +164,7 @@ def _filters(ctx: Ctx, keyset: bool) -> projects.Filters:
         sort=args.get("sort", "desc"),
         id_after=args.get("id_after"),
         id_before=args.get("id_before"),
-        min_access_level=args.get("min_access_level"),
+        min_access_level=args.get("min_access_level", policy.GUEST if args.get("membership") else None),
         **times,
     )
 
@@ -186,10 +186,11 @@ async def _listing(ctx: Ctx, scope: str, **query) -> paging.Page:
 
 
 def _scope(ctx: Ctx) -> str:
+    """The list `/projects` reads. `membership=true` is every readable project where the caller has
+    a level (`min_access_level`, guest by default): that counts the groups a project is shared with,
+    which the caller's own list (v3's) does not."""
     if ctx.args.get("owned"):
         return project_reads.OWNED
-    if ctx.args.get("membership"):
-        return project_reads.MEMBER
     if ctx.args.get("starred"):
         return project_reads.STARRED
     return project_reads.VISIBLE
