@@ -51,6 +51,8 @@ def test_share_through_the_client_gives_the_group_its_level(gl, api4, rt, world)
     gl(w["alice"]).projects.get(w["project"].id).share(w["crew"].id, DEVELOPER)
     body = api4.as_(w["bob"]).get(f"/projects/{w['project'].id}")
     assert body.status_code == 200 and body.json()["permissions"] == {"project_access": None, "group_access": None}
+    assert body.json()["shared_with_groups"] == [{"group_id": w["crew"].id, "group_name": "Crew", "group_full_path": "crew",
+                                                  "group_access_level": DEVELOPER, "expires_at": None}]  # fmt: skip
     bob, gus = abilities(rt, w["bob"], w["project"].id), abilities(rt, w["gus"], w["project"].id)
     assert PUSH_CODE in bob and ADMIN_PROJECT not in bob  # master of the group, developer here (the link's level)
     assert READ_PROJECT in gus and PUSH_CODE not in gus  # guest of the group: guest here

@@ -18,7 +18,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import CompoundSelect, Select, func, or_, select, union
+from sqlalchemy import CompoundSelect, Integer, Select, bindparam, func, or_, select, union
 from sqlalchemy.orm import Session
 
 from ..db.hooks import on_commit, on_rollback
@@ -471,6 +471,20 @@ def share(session: Session, actor, access: policy.Access, project: Project, grou
     session.add(link)
     session.flush()
     return link
+
+
+SHARED_WITH = (
+    select(ProjectGroupLink.group_id, Namespace.name, Namespace.path, ProjectGroupLink.group_access, ProjectGroupLink.expires_at)
+    .join(Namespace, Namespace.id == ProjectGroupLink.group_id)
+    .where(ProjectGroupLink.project_id == bindparam("project_id", type_=Integer))
+    .order_by(ProjectGroupLink.id)
+)
+
+
+def shared_with(read, project_id: int) -> list:
+    """(group_id, name, path, group_access, expires_at) of the groups the project is shared with;
+    READ is `Database.fast_all` or a session's `execute` (a write's answer)."""
+    return list(read(SHARED_WITH, {"project_id": project_id}))
 
 
 def unshare(session: Session, project: Project, group_id: int) -> bool:

@@ -108,10 +108,11 @@ def _listed(ctx: Ctx, rows: list) -> list:
     return [entities.project(row, view, shared) for row in rows]
 
 
-def _single(ctx: Ctx, row, empty: bool, statistics: dict | None = None) -> entities.ProjectV4:
+def _single(ctx: Ctx, row, empty: bool, shared: list, statistics: dict | None = None) -> entities.ProjectV4:
     data = entities.project(row, ctx.view)
     data["permissions"] = entities.permissions(row)
     data["empty_repo"] = empty
+    data["shared_with_groups"] = entities.shared_with_groups(shared)
     if project_reads.administers(ctx.actor, row):
         data["runners_token"] = projects.runners_token(ctx.rt.secret_key, row)
     if statistics is not None:
@@ -125,7 +126,8 @@ def _single(ctx: Ctx, row, empty: bool, statistics: dict | None = None) -> entit
 def _written(ctx: Ctx, project) -> entities.ProjectV4:
     """The entity of PROJECT (a model just written) as this request's transaction sees it."""
     (row,) = project_reads.rows_for(ctx.session, ctx.actor, [project.id])
-    return _single(ctx, row, projects.is_empty(ctx.rt, project.id))
+    shared = projects.shared_with(ctx.session.execute, project.id)
+    return _single(ctx, row, projects.is_empty(ctx.rt, project.id), shared)
 
 
 # --- lists --------------------------------------------------------------------------------------------
@@ -242,12 +244,15 @@ async def get_project(ctx: Ctx) -> entities.ProjectV4:
     row, access = await find_project(ctx)
     counted = bool(ctx.args.get("statistics")) and access.level >= policy.REPORTER
     ref = row.default_branch or row.head_branch
-    empty, statistics = await ctx.off_loop(_repository_facts, ctx.rt, row.id, ref, counted)
-    return _single(ctx, row, empty, statistics)
+    empty, shared, statistics = await ctx.off_loop(_facts, ctx.rt, row.id, ref, counted)
+    return _single(ctx, row, empty, shared, statistics)
 
 
-def _repository_facts(rt, project_id: int, ref: str, counted: bool) -> tuple[bool, dict | None]:
-    return projects.is_empty(rt, project_id), projects.statistics(rt, project_id, ref) if counted else None
+def _facts(rt, project_id: int, ref: str, counted: bool) -> tuple[bool, list, dict | None]:
+    """What a single read adds to the row: whether the repository is empty, the groups the project
+    is shared with (one statement on the fast path) and, when COUNTED, its statistics."""
+    statistics = projects.statistics(rt, project_id, ref) if counted else None
+    return projects.is_empty(rt, project_id), projects.shared_with(rt.db.fast_all, project_id), statistics
 
 
 @routes.get("/projects/:id/languages", auth="optional", guards=(project_guard(policy.DOWNLOAD_CODE),),

@@ -123,6 +123,14 @@ class Statistics(TypedDict):
     container_registry_size: int
 
 
+class SharedWithGroup(TypedDict):
+    group_id: int
+    group_name: str
+    group_full_path: str
+    group_access_level: int
+    expires_at: str | None
+
+
 class ProjectV4(ProjectV4Fields, total=False):
     owner: UserV4Basic  # a personal project's
     forked_from_project: ForkedFrom
@@ -130,6 +138,7 @@ class ProjectV4(ProjectV4Fields, total=False):
     empty_repo: bool  # single reads
     runners_token: str  # single reads, for those who administer the project
     statistics: Statistics  # `statistics=true`, for reporters and above
+    shared_with_groups: list[SharedWithGroup]  # single reads
 
 
 class Starrer(TypedDict):
@@ -289,3 +298,12 @@ def permissions(row) -> Permissions:
         "project_access": _membership(row.member_level, row.member_notification),
         "group_access": _membership(row.group_level, row.group_notification),
     }
+
+
+def shared_with_groups(rows) -> list[SharedWithGroup]:
+    """ROWS: (group_id, name, path, group_access, expires_at) of `services.projects.shared_with`."""
+    return [
+        {"group_id": group_id, "group_name": name, "group_full_path": path, "group_access_level": level,
+         "expires_at": expires_at.isoformat() if expires_at is not None else None}
+        for group_id, name, path, level, expires_at in rows
+    ]  # fmt: skip
