@@ -4,6 +4,10 @@ transfer, languages, statistics; through python-gitlab 8 and raw requests, for e
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
+
+from codeyard.db.models import ProtectedBranch
+from codeyard.git import repo
 
 from ..support import WorkingCopy, make_team, record_push
 
@@ -116,12 +120,11 @@ def test_create_through_the_client_with_a_readme_on_main(gl, api4, rt, alice, tm
     assert project.path == "fresh-start" and project.visibility == "internal" and project.topics == ["a", "b"]
     assert project.default_branch == "main" and project.empty_repo is False and project.jobs_enabled is False
     assert project.builds_access_level == "disabled"
-    branches = api4.as_(alice).get(f"/projects/{project.id}/repository/branches")
-    readme = rt.config.repositories_dir / f"{project.id}.git"
-    from codeyard.git import repo
-
-    assert repo.branch_names(readme) == ["main"] and repo.head_branch(readme) == "main"
-    assert branches.status_code in (200, 404)  # the branches API is another area's
+    repository = rt.config.repositories_dir / f"{project.id}.git"
+    assert repo.branch_names(repository) == ["main"] and repo.head_branch(repository) == "main"
+    assert api4.as_(alice).get(f"/projects/{project.id}/languages").json() == {}  # a README only
+    with rt.db.session() as session:  # the first commit is a first push: the default branch is protected
+        assert session.scalars(select(ProtectedBranch.name).where(ProtectedBranch.project_id == project.id)).all() == ["main"]
 
 
 def test_create_without_readme_is_empty_with_head_on_main(api4, rt, alice):
@@ -129,9 +132,7 @@ def test_create_without_readme_is_empty_with_head_on_main(api4, rt, alice):
     assert response.status_code == 201, response.text
     body = response.json()
     assert body["name"] == "bare-one" and body["empty_repo"] is True and body["default_branch"] is None
-    from codeyard.git import repo
-
-    assert repo.head_branch(rt.config.repositories_dir / f"{body['id']}.git") in (None, "main")
+    assert repo.head_branch(rt.config.repositories_dir / f"{body['id']}.git") == "main"
 
 
 def test_create_parameters_in_the_query_string(api4, alice):
