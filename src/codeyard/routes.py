@@ -33,11 +33,13 @@ from .api.v3 import (
 from .api.v4 import commits as v4_commits
 from .api.v4 import files as v4_files
 from .api.v4 import groups as v4_groups
+from .api.v4 import hooks as v4_hooks
 from .api.v4 import members as v4_members
 from .api.v4 import merge_requests as v4_merge_requests
 from .api.v4 import meta as v4_meta
 from .api.v4 import namespaces as v4_namespaces
 from .api.v4 import personal_access_tokens as v4_personal_access_tokens
+from .api.v4 import projects as v4_projects
 from .api.v4 import repository as v4_repository
 from .api.v4 import settings as v4_settings
 from .api.v4 import users as v4_users
@@ -85,6 +87,7 @@ API4 = (
     v4_commits.routes,
     v4_personal_access_tokens.routes,
 )
+API4 = (v4_meta.routes, v4_users.routes, v4_projects.routes, v4_hooks.routes)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,

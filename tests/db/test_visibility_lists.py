@@ -72,6 +72,7 @@ def _lists(rt, world) -> dict:
     return {
         "api /projects/search": (lambda user: _api(rt, project_reads.SEARCH, user), False, _as_anybody),
         "api /projects/starred": (lambda user: _api(rt, project_reads.STARRED, user), False, same),
+        "api v4 /projects": (lambda user: _api(rt, project_reads.VISIBLE, user), True, same),
         "api group's projects (page)": (lambda user: _api(rt, project_reads.GROUP, user, gid), False, same),
         "api /groups/:id projects": (lambda user: {r.id for r in project_reads.group_rows(rt.db, user, gid)}, False, same),
         "web explore": (lambda user: _web(rt, home.VISIBLE, user), True, same),
@@ -98,7 +99,7 @@ def test_every_list_shows_what_the_policy_lets_read(rt, world):
             expected = _readable(rt, seen_as(user), scope)
             assert shown == expected, (name, role)
             checked += 1
-    assert checked == 7 * 9 + 3  # every list × every signed-in role, and the web's lists anonymously
+    assert checked == 8 * 9 + 4  # every list × every signed-in role, and v4's and the web's lists anonymously
 
 
 def test_the_group_shows_when_a_project_of_it_is_readable(rt, world):

@@ -41,9 +41,9 @@ def test_lists_ask_administers_once_per_standing():
         for admin, state in itertools.product((False, True), ("active", "blocked"))
     ]
     rows = [
-        SimpleNamespace(ns_kind=kind, ns_owner_id=owner, member_level=project_level, group_level=group_level)
-        for (kind, owner), project_level, group_level in itertools.product(
-            (("user", 1), ("user", 2), ("group", None)), LEVELS, LEVELS
+        SimpleNamespace(ns_kind=kind, ns_owner_id=owner, member_level=project_level, group_level=group_level, shared_level=shared)
+        for (kind, owner), project_level, group_level, shared in itertools.product(
+            (("user", 1), ("user", 2), ("group", None)), LEVELS, LEVELS, LEVELS
         )
     ]
     for user in [None, *users]:

@@ -15,11 +15,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..db.models import Project, ProjectHook, is_id
+from ..db.models import MergeRequest, Note, Project, ProjectHook, is_id
 from ..db.queries import counted_page
-from ..errors import Invalid, RecordNotFound
-from . import outbound
+from ..entities import merge_request_hooks as hook_entities
+from ..errors import Invalid, RecordNotFound, Unprocessable
+from . import outbound, webhooks
 from . import settings as settings_service
+from .merge_requests import trail
 
 # Event kinds and their defaults when a hook is created (GitLab 8.6's column defaults).
 DEFAULTS = {
@@ -89,6 +91,53 @@ def update(session: Session, hook: ProjectHook, url: str, flags: dict[str, Any],
     hook.disabled_at = hook.disabled_reason = None
     session.flush()
     return hook
+
+
+# What a test of each event needs first (GitLab's words), for the events codeyard sends.
+TEST_NEEDS = {
+    "tag_push_events": "Ensure the project has tags.",
+    "merge_requests_events": "Ensure the project has merge requests.",
+    "note_events": "Ensure the project has notes.",
+    "issues_events": "Ensure the project has issues.",
+    "build_events": "Ensure the project has jobs.",
+}
+
+
+def test(session: Session, rt, project: Project, hook: ProjectHook, actor, flag: str, sample: dict) -> dict:
+    """Send HOOK a test of FLAG's event (a hook flag): the latest push (SAMPLE when there is none),
+    tag push, merge request or comment on one of PROJECT; 422 when the project has none."""
+    if flag == "push_events":
+        return webhooks.test_event(session, hook, flag, webhooks.latest_push(session, project.id, ("push",)) or sample)
+    payload = None
+    if flag == "tag_push_events":
+        payload = webhooks.latest_push(session, project.id, ("tag_push",))
+    elif flag in ("merge_requests_events", "note_events"):
+        payload = _merge_request_sample(session, rt, project, actor, flag)
+    if payload is None:
+        raise Unprocessable(TEST_NEEDS.get(flag, "This event cannot be tested: codeyard never sends it."))
+    return webhooks.test_event(session, hook, flag, payload)
+
+
+def _merge_request_sample(session: Session, rt, project: Project, actor, flag: str) -> dict | None:
+    """The payload of the latest merge request into PROJECT, or of the latest comment on one."""
+    if flag == "note_events":
+        note = session.scalars(
+            select(Note).where(Note.project_id == project.id, Note.merge_request_id.is_not(None), Note.system.is_(False))
+            .order_by(Note.id.desc()).limit(1)
+        ).first()  # fmt: skip
+        mr = session.get(MergeRequest, note.merge_request_id) if note is not None else None
+    else:
+        note = None
+        mr = session.scalars(
+            select(MergeRequest).where(MergeRequest.target_project_id == project.id).order_by(MergeRequest.id.desc()).limit(1)
+        ).first()
+    if mr is None:
+        return None
+    view = rt.view()
+    attributes = trail.attributes(session, rt, view, mr)
+    if note is not None:
+        return hook_entities.note_payload(view, actor, project, mr, attributes, note)
+    return hook_entities.merge_request_payload(view, actor, project, mr, attributes, "open")
 
 
 def delete(session: Session, project: Project, hook_id: int) -> ProjectHook | None:

@@ -40,6 +40,7 @@ from ..db.models import ForkLink, GroupMember, Namespace, Project, ProjectMember
 from ..db.models.projects import INITIAL_BRANCH
 from ..db.queries import OFFSET, api_text, like_pattern, matches_pattern
 from ..policies import projects as policy
+from . import access as access_service
 from . import projects as project_service
 from . import visibility
 
@@ -61,11 +62,12 @@ def _columns(project, forks_count):
     """The entity's columns, PROJECT being `Project` or an alias of a page of its rows."""
     return (
         project.id, project.namespace_id, project.name, project.path, project.description,
-        func.coalesce(project.default_branch, INITIAL_BRANCH).label("head_branch"),
+        func.coalesce(project.default_branch, INITIAL_BRANCH).label("head_branch"), project.default_branch,
         project.visibility_level, project.issues_enabled, project.merge_requests_enabled, project.builds_enabled,
         project.wiki_enabled, project.snippets_enabled, project.shared_runners_enabled, project.public_builds,
         project.archived, project.tag_list, project.creator_id, project.runners_token_nonce,
         api_text(project.created_at, "created_at"), api_text(project.last_activity_at, "last_activity_at"),
+        api_text(project.updated_at, "updated_at"),
         Namespace.name.label("ns_name"), Namespace.path.label("ns_path"), Namespace.kind.label("ns_kind"),
         Namespace.owner_id.label("ns_owner_id"), Namespace.description.label("ns_description"),
         Namespace.visibility_level.label("ns_visibility_level"), api_text(Namespace.created_at, "ns_created_at"),
@@ -79,6 +81,7 @@ def _columns(project, forks_count):
         _source_ns.kind.label("source_ns_kind"), _source_owner.name.label("source_owner_name"),
         _member.access_level.label("member_level"), _member.notification_level.label("member_notification"),
         _group_member.access_level.label("group_level"), _group_member.notification_level.label("group_notification"),
+        access_service.shared_level(project.id, USER_ID).label("shared_level"),
     )  # fmt: skip
 
 
@@ -205,7 +208,7 @@ def administered(user) -> Callable[[object], bool]:
     known: dict[tuple, bool] = {}
 
     def administers_row(row) -> bool:
-        standing = (row.ns_kind, row.ns_owner_id, row.member_level, row.group_level)
+        standing = (row.ns_kind, row.ns_owner_id, row.member_level, row.group_level, row.shared_level)
         found = known.get(standing)
         if found is None:
             found = known[standing] = administers(user, row)
@@ -219,14 +222,18 @@ def _always(_row) -> bool:
 
 
 def _standing(row) -> tuple[NamespaceFacts, int | None, int | None]:
-    """(namespace, direct level, group level) of the caller on ROW's project, as the policies take them."""
+    """(namespace, project level, group level) of the caller on ROW's project, as the policies take
+    them: the project level is the higher of the direct membership and what the groups the project
+    is shared with give (`access_service.shared_level`)."""
     group_level = row.group_level if row.ns_kind == "group" else None
-    return NamespaceFacts(row.ns_kind, row.ns_owner_id), row.member_level, group_level
+    return NamespaceFacts(row.ns_kind, row.ns_owner_id), access_service.project_level(row.member_level, row.shared_level), group_level
 
 
 # --- pages ----------------------------------------------------------------------------------------
 
 ALL, MEMBER, OWNED, STARRED, GROUP, SEARCH = "all", "member", "owned", "starred", "group", "search"
+VISIBLE = "visible"  # every project the caller may read (API v4's /projects)
+FORKS = "forks"  # the forks of project `:source_id` the caller may read
 
 
 @dataclass(frozen=True)
@@ -238,6 +245,7 @@ class Query:
     filters: project_service.Filters
     group_id: int | None = None
     name: str | None = None  # the text of /projects/search/:query
+    source_id: int | None = None  # the project whose forks are listed (FORKS)
 
 
 _IN_GROUP = Project.namespace_id == bindparam("group_id", type_=Integer)
@@ -254,9 +262,19 @@ def group_rows(db, user, group_id: int) -> list:
     return db.fast_all_at_once(GROUP_ROWS[visibility.viewer(user)], params)
 
 
-def _scope_conditions(scope: str, reader: str, archived: bool, search: bool, visibility_given: bool) -> list:
+MIN_ACCESS_LEVEL = bindparam("min_access_level", type_=Integer)
+_FURTHER = {  # v4's further filters (`Filters.given`), by name
+    "id_after": lambda: Project.id > bindparam("id_after", type_=BigInteger),
+    "id_before": lambda: Project.id < bindparam("id_before", type_=BigInteger),
+    "min_access_level": lambda: Project.id.in_(project_service.reached(USER_ID, MIN_ACCESS_LEVEL)),
+    "last_activity_after": lambda: Project.last_activity_at > bindparam("last_activity_after", type_=Project.last_activity_at.type),
+    "last_activity_before": lambda: Project.last_activity_at < bindparam("last_activity_before", type_=Project.last_activity_at.type),
+}
+
+
+def _scope_conditions(scope: str, reader: str, archived: bool, search: bool, visibility_given: bool, further: tuple = ()) -> list:
     """The WHERE conditions on projects (and their namespace when SEARCH) of one shape of list, read
-    by READER (a shape of `visibility.readable`)."""
+    by READER (a shape of `visibility.readable`); FURTHER names v4's further filters given."""
     conditions = []
     if scope == OWNED:
         conditions.append(Project.id.in_(project_service.owned(USER_ID)))
@@ -264,6 +282,9 @@ def _scope_conditions(scope: str, reader: str, archived: bool, search: bool, vis
         conditions.append(Project.id.in_(project_service.starred(USER_ID)))
     elif scope == GROUP:
         conditions.append(_IN_GROUP)
+    elif scope == FORKS:
+        forks = select(ForkLink.forked_to_project_id).where(ForkLink.forked_from_project_id == bindparam("source_id", type_=Integer))
+        conditions.append(Project.id.in_(forks))
     elif scope == SEARCH:
         conditions.append(matches_pattern("name_pattern", Project.name))
     if reader != visibility.ADMIN:
@@ -274,6 +295,7 @@ def _scope_conditions(scope: str, reader: str, archived: bool, search: bool, vis
         conditions.append(matches_pattern("pattern", Project.path, Project.name, Project.description, Namespace.name))
     if visibility_given:
         conditions.append(Project.visibility_level == bindparam("visibility", type_=Integer))
+    conditions.extend(_FURTHER[name]() for name in further)
     return conditions
 
 
@@ -291,7 +313,7 @@ FIRST_ROWS = 300
 @functools.cache
 def _page_statements(
     scope: str, reader: str, archived: bool, search: bool, visibility_given: bool, order: tuple, limit: int,
-    sqlite: bool = False, first_rows: bool = False, counted: bool = True,
+    sqlite: bool = False, first_rows: bool = False, counted: bool = True, further: tuple = (),
 ):
     """(count, page) statements of one shape of list for SQLite or PostgreSQL; built once per shape.
 
@@ -304,7 +326,7 @@ def _page_statements(
     (MEMBER) are read from their memberships: on PostgreSQL walked to or gathered
     (`_member_statements_postgresql`), on SQLite from two disjoint branches
     (`_member_statements_sqlite`; FIRST_ROWS chooses how)."""
-    conditions = _scope_conditions(scope, reader, archived, search, visibility_given)
+    conditions = _scope_conditions(scope, reader, archived, search, visibility_given, further)
     if scope == MEMBER:  # driven from the caller's memberships: see `project_service.authorized`
         if sqlite:
             return _member_statements_sqlite(conditions, search, order, limit, first_rows)
@@ -522,14 +544,16 @@ def page_plan(db, query: Query, offset: int, limit: int) -> tuple[Select, Select
     # On SQLite the count stays in the page's statement: it is SQLite's work with the GIL released,
     # and the generation there is per reader thread (the number would be read again by each).
     every = not db.is_sqlite and query.scope == ALL and filters.archived is None and not filters.search
-    every = every and filters.visibility is None
+    further = filters.given()
+    every = every and filters.visibility is None and not further
     count, rows = _page_statements(
         query.scope, reader, filters.archived is not None, bool(filters.search), filters.visibility is not None,
-        _order(query), limit, db.is_sqlite, first_rows, not every,
+        _order(query), limit, db.is_sqlite, first_rows, not every, further,
     )  # fmt: skip
     params = {
         **visibility.params(user),
         "group_id": query.group_id,
+        "source_id": query.source_id,
         "archived": filters.archived,
         "pattern": like_pattern(filters.search) if filters.search else None,
         "name_pattern": like_pattern(query.name) if query.name is not None else None,
@@ -537,5 +561,6 @@ def page_plan(db, query: Query, offset: int, limit: int) -> tuple[Select, Select
         "offset": offset,
         "window": offset + limit,
         "walk_budget": (offset + limit) * WALK_ROWS,
+        **{name: getattr(filters, name) for name in further},
     }
     return count, rows, params, every

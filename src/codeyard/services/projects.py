@@ -7,6 +7,7 @@ rule says no. The repository on disk follows the database: it is created inside 
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import hmac
@@ -17,7 +18,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import CompoundSelect, Select, func, or_, select, union
+from sqlalchemy import CompoundSelect, Integer, Select, bindparam, func, or_, select, union
 from sqlalchemy.orm import Session
 
 from ..db.hooks import on_commit, on_rollback
@@ -27,16 +28,21 @@ from ..db.models import (
     GroupMember,
     Namespace,
     Project,
+    ProjectGroupLink,
     ProjectMember,
     Star,
     Tombstone,
     User,
+    is_id,
     parse_id,
 )
 from ..db.models.projects import INITIAL_BRANCH
-from ..errors import Conflict, Forbidden, Invalid
+from ..db.queries import like_pattern
+from ..errors import Conflict, Forbidden, Invalid, NotFound
+from ..git import languages as git_languages
 from ..git import repo, storage
 from ..git.refs import is_branch_name
+from ..policies import groups as group_policy
 from ..policies import projects as policy
 from . import access as access_service
 from . import events
@@ -225,8 +231,10 @@ def create(
     attrs: dict[str, Any],
     *,
     copy_repository_of: Project | None = None,
+    initial_branch: str = INITIAL_BRANCH,
 ) -> Project:
-    """A new project in NAMESPACE with its repository; ACTOR is the creator.
+    """A new project in NAMESPACE with its repository, whose HEAD names INITIAL_BRANCH; ACTOR is the
+    creator.
 
     Errors: 400 field map (format, visibility), 409 field map (name/path taken), 403 (limit).
     """
@@ -269,15 +277,15 @@ def create(
     if namespace.kind == "user":
         session.add(ProjectMember(project_id=project.id, user_id=namespace.owner_id, access_level=MASTER, created_by_id=actor.id))
     events.record(session, project, actor.id, events.CREATED)
-    _create_repository(session, rt, project, copy_repository_of)
+    _create_repository(session, rt, project, copy_repository_of, initial_branch)
     return project
 
 
-def _create_repository(session: Session, rt, project: Project, source: Project | None) -> None:
+def _create_repository(session: Session, rt, project: Project, source: Project | None, initial_branch: str) -> None:
     path = storage.repository_path(rt.config.repositories_dir, project.id)
     on_rollback(session, lambda: storage.remove(path))
     if source is None:
-        storage.create(path, INITIAL_BRANCH)
+        storage.create(path, initial_branch)
     else:
         storage.copy(storage.repository_path(rt.config.repositories_dir, source.id), path)
 
@@ -362,12 +370,13 @@ def delete_all_in(session: Session, rt, actor, namespace_id: int) -> None:
 # --- forks ----------------------------------------------------------------------------------------
 
 
-def fork(session: Session, rt, actor, source: Project, namespace: Namespace) -> Project:
-    """A copy of SOURCE (attributes and repository) in NAMESPACE, linked as a fork.
-    Any reason it cannot be created answers 409 with the reasons."""
+def fork(session: Session, rt, actor, source: Project, namespace: Namespace, name: str | None = None,
+         path: str | None = None) -> Project:  # fmt: skip
+    """A copy of SOURCE (attributes and repository) in NAMESPACE, linked as a fork, under NAME and
+    PATH when given. Any reason it cannot be created answers 409 with the reasons."""
     attrs = {
-        "name": source.name,
-        "path": source.path,
+        "name": name or source.name,
+        "path": path or (source.path if name is None else None),
         "description": source.description,
         "visibility_level": source.visibility_level,
         "builds_enabled": source.builds_enabled,
@@ -424,6 +433,96 @@ def set_archived(project: Project, archived: bool) -> None:
     project.archived = archived
 
 
+def starrers(session: Session, project_id: int, offset: int, limit: int, search: str | None = None) -> tuple[int, list]:
+    """(how many, one page of (starred at, user)) of the users who starred the project, newest first."""
+    query = select(Star.created_at, User).join(User, User.id == Star.user_id).where(Star.project_id == project_id)
+    if search:
+        pattern = like_pattern(search)
+        query = query.where(or_(*(func.lower(column).like(pattern, escape="/") for column in (User.username, User.name))))
+    total = session.scalar(select(func.count()).select_from(query.subquery()))
+    rows = session.execute(query.order_by(Star.created_at.desc(), Star.user_id.desc()).offset(offset).limit(limit)).all()
+    return total, list(rows)
+
+
+# --- sharing with groups -------------------------------------------------------------------------
+
+SHARED_ALREADY = "Group already shared with this project"
+
+
+def share(session: Session, actor, access: policy.Access, project: Project, group_id: int, group_access: int,
+          expires_at: dt.date | None) -> ProjectGroupLink:  # fmt: skip
+    """Share PROJECT with the group GROUP_ID: its members reach the project at their group level, at
+    most GROUP_ACCESS (which may not exceed ACCESS, the sharer's own level), until EXPIRES_AT.
+    404 for a group ACTOR may not read, 409 when already shared."""
+    group = session.get(Namespace, group_id) if is_id(group_id) else None
+    level = access_service.group_level(session, actor.id, group.id) if group is not None else None
+    if group is None or group.kind != "group" or group_policy.READ_GROUP not in group_policy.group_abilities(actor, group, level):
+        raise NotFound("Group")
+    if group.id == project.namespace_id:
+        raise Invalid.field("group_id", "is the project's own group")
+    if group_access > access.level:
+        raise Invalid.field("group_access", "may not be higher than your own access level")
+    if expires_at is not None and expires_at <= dt.datetime.now(dt.UTC).date():
+        raise Invalid.field("expires_at", "must be in the future")
+    if session.scalar(select(ProjectGroupLink.id).where(ProjectGroupLink.project_id == project.id,
+                                                        ProjectGroupLink.group_id == group.id)) is not None:  # fmt: skip
+        raise Conflict(SHARED_ALREADY)
+    link = ProjectGroupLink(project_id=project.id, group_id=group.id, group_access=group_access, expires_at=expires_at)
+    session.add(link)
+    session.flush()
+    return link
+
+
+SHARED_WITH = (
+    select(ProjectGroupLink.group_id, Namespace.name, Namespace.path, ProjectGroupLink.group_access, ProjectGroupLink.expires_at)
+    .join(Namespace, Namespace.id == ProjectGroupLink.group_id)
+    .where(ProjectGroupLink.project_id == bindparam("project_id", type_=Integer))
+    .order_by(ProjectGroupLink.id)
+)
+
+
+def shared_with(read, project_id: int) -> list:
+    """(group_id, name, path, group_access, expires_at) of the groups the project is shared with;
+    READ is `Database.fast_all` or a session's `execute` (a write's answer)."""
+    return list(read(SHARED_WITH, {"project_id": project_id}))
+
+
+def unshare(session: Session, project: Project, group_id: int) -> bool:
+    """Stop sharing PROJECT with the group GROUP_ID; False when it was not shared with it."""
+    link = session.scalars(
+        select(ProjectGroupLink).where(ProjectGroupLink.project_id == project.id, ProjectGroupLink.group_id == group_id)
+    ).first() if is_id(group_id) else None  # fmt: skip
+    if link is None:
+        return False
+    session.delete(link)
+    session.flush()
+    return True
+
+
+# --- what the repository says ---------------------------------------------------------------------
+
+
+def is_empty(rt, project_id: int) -> bool:
+    """Whether the project's repository has no branch yet."""
+    return not repo.branch_names(storage.repository_path(rt.config.repositories_dir, project_id))
+
+
+def languages(rt, project_id: int, ref: str) -> dict[str, float]:
+    """The languages of REF's files, by share of bytes (bounded: `git.languages`)."""
+    return git_languages.languages(storage.repository_path(rt.config.repositories_dir, project_id), ref)
+
+
+def statistics(rt, project_id: int, ref: str) -> dict[str, int]:
+    """What is cheap to tell of the repository: the commits REF reaches and its size on disk."""
+    path = storage.repository_path(rt.config.repositories_dir, project_id)
+    try:
+        commits = repo.count_commits(path, ref)
+    except (repo.NotInRepository, KeyError, ValueError):
+        commits = 0
+    size = git_languages.size_on_disk(path)
+    return {"commit_count": commits, "repository_size": size, "storage_size": size}
+
+
 # --- lists ----------------------------------------------------------------------------------------
 
 
@@ -434,14 +533,41 @@ class Filters:
     visibility: int | None = None
     order_by: str = "created_at"
     sort: str = "desc"
+    # API v4's further filters: ids after or before one (keyset pages), the caller's least level,
+    # last activity after or before a time.
+    id_after: int | None = None
+    id_before: int | None = None
+    min_access_level: int | None = None
+    last_activity_after: Any = None
+    last_activity_before: Any = None
+
+    def given(self) -> tuple[str, ...]:
+        """The names of v4's further filters that are set: one statement per combination."""
+        return tuple(name for name in V4_FILTERS if getattr(self, name) is not None)
+
+
+V4_FILTERS = ("id_after", "id_before", "min_access_level", "last_activity_after", "last_activity_before")
 
 
 def authorized(user_id: int) -> CompoundSelect:
-    """Ids of projects USER is a member of: personal, via a group, or directly. A UNION, so that
-    the database starts from the user's memberships: an OR of IN-subqueries makes PostgreSQL read
-    every project and test each against all three."""
+    """Ids of projects USER is a member of: personal, via a group, directly, or through a group the
+    project is shared with. A UNION, so that the database starts from the user's memberships: an OR
+    of IN-subqueries makes PostgreSQL read every project and test each against all of them."""
     direct = select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)
-    return union(_in_namespaces(member_namespaces(user_id)), direct)
+    return union(_in_namespaces(member_namespaces(user_id)), direct, _shared_with(user_id))
+
+
+def _shared_with(user_id, level=None) -> Select:
+    """Ids of projects shared with a group USER is a member of (at LEVEL or more, when given: the
+    lower of their group level and the link's)."""
+    query = (
+        select(ProjectGroupLink.project_id)
+        .join(GroupMember, GroupMember.namespace_id == ProjectGroupLink.group_id)
+        .where(GroupMember.user_id == user_id, access_service.live_link())
+    )
+    if level is not None:
+        query = query.where(GroupMember.access_level >= level, ProjectGroupLink.group_access >= level)
+    return query
 
 
 def member_namespaces(user_id: int) -> CompoundSelect:
@@ -449,6 +575,16 @@ def member_namespaces(user_id: int) -> CompoundSelect:
     personal = select(Namespace.id).where(Namespace.owner_id == user_id, Namespace.kind == "user")
     groups = select(GroupMember.namespace_id).where(GroupMember.user_id == user_id)
     return union(personal, groups)
+
+
+def reached(user_id, level) -> CompoundSelect:
+    """Ids of projects where USER's level is LEVEL or more: those of their personal namespace (they
+    own them), of the groups where their level is so, their direct memberships so, and those shared
+    with their groups so."""
+    personal = select(Namespace.id).where(Namespace.owner_id == user_id, Namespace.kind == "user")
+    groups = select(GroupMember.namespace_id).where(GroupMember.user_id == user_id, GroupMember.access_level >= level)
+    direct = select(ProjectMember.project_id).where(ProjectMember.user_id == user_id, ProjectMember.access_level >= level)
+    return union(_in_namespaces(union(personal, groups)), direct, _shared_with(user_id, level))
 
 
 def owned(user_id: int) -> Select:

@@ -209,12 +209,27 @@ def redeliver(session: Session, hook: ProjectHook, delivery_id: int) -> dict:
 
 def test(session: Session, hook: ProjectHook, sample: dict) -> dict:
     """Send the payload of the project's latest push (SAMPLE when there is none) to HOOK."""
-    latest = session.scalar(
-        select(Event.data)
-        .where(Event.project_id == hook.project_id, Event.action == events.PUSHED)
-        .order_by(Event.id.desc())
-        .limit(1)
-    )
-    payload = latest if isinstance(latest, dict) and latest.get("object_kind") in ("push", "tag_push") else sample
+    latest = latest_push(session, hook.project_id, ("push", "tag_push"), within=1)
+    payload = latest if latest is not None else sample
     event = EVENTS["tag_push_events" if payload.get("object_kind") == "tag_push" else "push_events"]
     return enqueue(session, hook.id, event, orjson.dumps(payload).decode(), test=True)
+
+
+def test_event(session: Session, hook: ProjectHook, flag: str, payload: dict) -> dict:
+    """Send PAYLOAD to HOOK as FLAG's event, a test (sent even while the hook is disabled)."""
+    return enqueue(session, hook.id, EVENTS[flag], orjson.dumps(payload).decode(), test=True)
+
+
+LATEST_PUSHES = 100  # how far back the latest push of a kind is looked for
+
+
+def latest_push(session: Session, project_id: int, kinds: tuple[str, ...], within: int = LATEST_PUSHES) -> dict | None:
+    """The payload of the project's latest push whose `object_kind` is among KINDS (of its last
+    WITHIN pushes), or None."""
+    recent = session.scalars(
+        select(Event.data)
+        .where(Event.project_id == project_id, Event.action == events.PUSHED)
+        .order_by(Event.id.desc())
+        .limit(within)
+    )
+    return next((data for data in recent if isinstance(data, dict) and data.get("object_kind") in kinds), None)

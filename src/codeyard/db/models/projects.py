@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, UniqueConstraint, func
+from sqlalchemy import JSON, Boolean, Date, ForeignKey, Index, Integer, String, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .base import Base, JsonList, UtcDateTime, utcnow
@@ -184,6 +184,21 @@ class Star(Base):
 
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True, index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class ProjectGroupLink(Base):
+    """PROJECT is shared with GROUP: the group's members reach the project at their group level, at
+    most GROUP_ACCESS, until EXPIRES_AT (a date; the link counts no more from that day)."""
+
+    __tablename__ = "project_group_links"
+    __table_args__ = (UniqueConstraint("project_id", "group_id"), NO_ID_REUSE)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    group_id: Mapped[int] = mapped_column(ForeignKey("namespaces.id", ondelete="CASCADE"), index=True)
+    group_access: Mapped[int] = mapped_column(Integer)
+    expires_at: Mapped[dt.date | None] = mapped_column(Date)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
