@@ -211,7 +211,7 @@ async def list_group_projects(ctx: Ctx) -> paging.Page[entities.ProjectV4 | enti
 
 
 def _user(ctx: Ctx):
-    ident = ctx.path_params["user_id"]
+    ident = ctx.path_params["id"]
     if ident.isascii() and ident.isdigit():
         user = users.find(ctx.session, int(ident)) if is_id(int(ident)) else None
     else:
@@ -221,7 +221,7 @@ def _user(ctx: Ctx):
     return user
 
 
-@routes.get("/users/:user_id/projects", auth="optional", paginated=True, params=FILTER_PARAMS,
+@routes.get("/users/:id/projects", auth="optional", paginated=True, params=FILTER_PARAMS,
             summary="The personal projects of a user (id or username) the caller may read")  # fmt: skip
 async def list_user_projects(ctx: Ctx) -> paging.Page[entities.ProjectV4 | entities.ProjectV4Simple]:
     namespace_id = users.personal_namespace(ctx.session, _user(ctx)).id
