@@ -86,8 +86,9 @@ API4 = (
     v4_files.routes,
     v4_commits.routes,
     v4_personal_access_tokens.routes,
+    v4_projects.routes,
+    v4_hooks.routes,
 )
-API4 = (v4_meta.routes, v4_users.routes, v4_projects.routes, v4_hooks.routes)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,
