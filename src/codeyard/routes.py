@@ -30,7 +30,10 @@ from .api.v3 import (
     uploads,
     users,
 )
+from .api.v4 import branches as v4_branches
 from .api.v4 import meta as v4_meta
+from .api.v4 import protected_branches as v4_protected_branches
+from .api.v4 import tags as v4_tags
 from .api.v4 import users as v4_users
 from .githttp import transport
 from .http.routing import Route, mount
@@ -62,7 +65,7 @@ API = (
     users.routes,
 )
 API_V4 = "/api/v4"
-API4 = (v4_meta.routes, v4_users.routes)
+API4 = (v4_meta.routes, v4_users.routes, v4_branches.routes, v4_protected_branches.routes, v4_tags.routes)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,

@@ -21,8 +21,6 @@ from ..git.refs import TAGS, ZERO_SHA
 from .projects import ADMIN_PROJECT, PUSH_CODE, PUSH_PROTECTED, Access
 
 NO_ONE, DEVELOPERS, MAINTAINERS, ADMINS = 0, 30, 40, 60
-LEVEL_DESCRIPTIONS = {NO_ONE: "No one", DEVELOPERS: "Developers + Maintainers", MAINTAINERS: "Maintainers",
-                      ADMINS: "Admins"}  # fmt: skip
 PUSH_LEVELS = MERGE_LEVELS = (NO_ONE, DEVELOPERS, MAINTAINERS, ADMINS)
 UNPROTECT_LEVELS = (DEVELOPERS, MAINTAINERS, ADMINS)
 

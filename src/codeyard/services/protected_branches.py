@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from ..db.models import ProtectedBranch
 from ..errors import BadRequest, Conflict, Forbidden, NotFound
+from ..git.branches import matches
 from ..git.refs import is_branch_name
 from ..policies import branches as policy
 from .repository import ProjectRef
@@ -86,6 +87,11 @@ class Levels:
         given = {"push_access_level": self.push, "merge_access_level": self.merge,
                  "unprotect_access_level": self.unprotect, "allow_force_push": self.allow_force_push}  # fmt: skip
         return {column: value for column, value in given.items() if value is not None}
+
+
+def searched(found: dict[str, Row], search: str | None) -> list[Row]:
+    """The rows of FOUND (`protections`) whose names match SEARCH (GitLab's name search), by name."""
+    return sorted((row for row in found.values() if matches(row.name, search)), key=lambda row: row.name)
 
 
 def get(session: Session, project: ProjectRef, name: str) -> Row:
