@@ -25,7 +25,7 @@ PUSH = (project_guard(policy.DOWNLOAD_CODE, policy.PUSH_CODE),)
 BRANCHES = "/projects/:id/repository/branches"
 
 
-class Accepted(TypedDict):
+class DeletionAccepted(TypedDict):
     message: str
 
 
@@ -33,7 +33,7 @@ def _admin(ctx: Ctx) -> bool:
     return bool(ctx.actor is not None and ctx.actor.is_admin)
 
 
-def _rendered(ctx: Ctx, found: list[branches.Listed]) -> list[entities.Branch]:
+def _rendered(ctx: Ctx, found: list[branches.Listed]) -> list[entities.BranchV4]:
     url = entities.project_url(ctx.view, ctx.project_row)
     return [entities.branch(one, url) for one in found]
 
@@ -46,7 +46,7 @@ def _rendered(ctx: Ctx, found: list[branches.Listed]) -> list[entities.Branch]:
     params=(Str("search", max_length=255, doc="Names containing it; `^x` starting, `x$` ending with x"),),
     summary="Branches, sorted by name",
 )
-async def list_branches(ctx: Ctx) -> paging.Page[entities.Branch]:
+async def list_branches(ctx: Ctx) -> paging.Page[entities.BranchV4]:
     window = paging.window(ctx)
     protected = await protected_branches.read_protections(ctx.rt.db, ctx.project_id)
 
@@ -59,7 +59,7 @@ async def list_branches(ctx: Ctx) -> paging.Page[entities.Branch]:
 
 
 @routes.get(BRANCHES + "/*branch", guards=READ, auth="optional", summary="A branch")
-async def get_branch(ctx: Ctx) -> entities.Branch:
+async def get_branch(ctx: Ctx) -> entities.BranchV4:
     name = ctx.path_params["branch"]
     protected = await protected_branches.read_protections(ctx.rt.db, ctx.project_id)
 
@@ -77,7 +77,7 @@ async def get_branch(ctx: Ctx) -> entities.Branch:
     params=(GitText("branch", required=True), GitText("ref", required=True, max_length=255)),
     summary="Create a branch at a ref (a push of it: protection applies)",
 )
-def create_branch(ctx: Ctx) -> entities.Branch:
+def create_branch(ctx: Ctx) -> entities.BranchV4:
     name = ctx.args["branch"]
     created = branches.create(ctx.session, ctx.rt, ctx.project, ctx.actor, name, ctx.args["ref"], access=ctx.access)
     protected = protected_branches.protections(ctx.session, ctx.project)
@@ -101,7 +101,7 @@ def delete_branch(ctx: Ctx) -> None:
     status=202,
     summary="Delete the branches the default branch contains (not protected ones; at most 1000 a request)",
 )
-async def delete_merged_branches(ctx: Ctx) -> Accepted:
+async def delete_merged_branches(ctx: Ctx) -> DeletionAccepted:
     candidates = await ctx.off_loop(branches.merged_to_remove, ctx.rt, ctx.project_row)
     branches.remove_merged(ctx.session, ctx.rt, ctx.project, ctx.actor, candidates)
     return {"message": "202 Accepted"}

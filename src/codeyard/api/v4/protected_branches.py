@@ -43,7 +43,7 @@ def _levels(ctx: Ctx) -> protected_branches.Levels:
     params=(Str("search", max_length=255, doc="Names containing it"),),
     summary="Protected branches, sorted by name",
 )
-async def list_protected(ctx: Ctx) -> paging.Page[entities.ProtectedBranch]:
+async def list_protected(ctx: Ctx) -> paging.Page[entities.ProtectedBranchV4]:
     window = paging.window(ctx)
     found = await protected_branches.read_protections(ctx.rt.db, ctx.project_id)
     rows = protected_branches.searched(found, ctx.args.get("search"))
@@ -52,7 +52,7 @@ async def list_protected(ctx: Ctx) -> paging.Page[entities.ProtectedBranch]:
 
 
 @routes.get(PROTECTED + "/*name", guards=READ, auth="optional", summary="One protected branch")
-def get_protected(ctx: Ctx) -> entities.ProtectedBranch:
+def get_protected(ctx: Ctx) -> entities.ProtectedBranchV4:
     return entities.protected_branch(protected_branches.get(ctx.session, ctx.project_row, ctx.path_params["name"]))
 
 
@@ -62,12 +62,12 @@ def get_protected(ctx: Ctx) -> entities.ProtectedBranch:
     params=(GitText("name", required=True, max_length=255), *LEVELS),
     summary="Protect a branch (existing or not); levels default to maintainers",
 )
-def protect(ctx: Ctx) -> entities.ProtectedBranch:
+def protect(ctx: Ctx) -> entities.ProtectedBranchV4:
     return entities.protected_branch(protected_branches.create(ctx.session, ctx.project_row, ctx.args["name"], _levels(ctx)))
 
 
 @routes.route("PATCH", PROTECTED + "/*name", guards=ADMIN, params=LEVELS, summary="Change a protection's levels or force pushes")
-def change_protection(ctx: Ctx) -> entities.ProtectedBranch:
+def change_protection(ctx: Ctx) -> entities.ProtectedBranchV4:
     changed = protected_branches.change(ctx.session, ctx.project_row, ctx.path_params["name"], _levels(ctx))
     return entities.protected_branch(changed)
 

@@ -33,7 +33,7 @@ TAGS = "/projects/:id/repository/tags"
     ),
     summary="Tags, newest first by the commit's date unless ordered otherwise",
 )
-async def list_tags(ctx: Ctx) -> paging.Page[entities.Tag]:
+async def list_tags(ctx: Ctx) -> paging.Page[entities.TagV4]:
     window = paging.window(ctx)
     args = ctx.args
     total, found = await ctx.off_loop(tags.page, ctx.rt, ctx.project_row, args.get("order_by") or "updated",
@@ -43,7 +43,7 @@ async def list_tags(ctx: Ctx) -> paging.Page[entities.Tag]:
 
 
 @routes.get(TAGS + "/*tag_name", guards=READ, auth="optional", summary="A tag")
-async def get_tag(ctx: Ctx) -> entities.Tag:
+async def get_tag(ctx: Ctx) -> entities.TagV4:
     found = await ctx.off_loop(tags.get, ctx.rt, ctx.project_row, ctx.path_params["tag_name"])
     return entities.tag(found, project_url(ctx.view, ctx.project_row))
 
@@ -58,7 +58,7 @@ async def get_tag(ctx: Ctx) -> entities.Tag:
     ),
     summary="Create a tag (a push of it)",
 )
-def create_tag(ctx: Ctx) -> entities.Tag:
+def create_tag(ctx: Ctx) -> entities.TagV4:
     args = ctx.args
     created = tags.create(ctx.session, ctx.rt, ctx.project, ctx.actor, ctx.access, args["tag_name"], args["ref"],
                           args.get("message"))  # fmt: skip

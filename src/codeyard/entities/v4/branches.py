@@ -9,7 +9,7 @@ from urllib.parse import quote
 from .commits import Commit, commit
 
 
-class Branch(TypedDict):
+class BranchV4(TypedDict):
     name: str
     merged: bool
     protected: bool
@@ -21,7 +21,7 @@ class Branch(TypedDict):
     commit: Commit
 
 
-def branch(found, project_web_url: str) -> Branch:
+def branch(found, project_web_url: str) -> BranchV4:
     """FOUND is services.branches.Listed."""
     protection = found.protection
     return {

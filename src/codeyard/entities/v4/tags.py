@@ -8,7 +8,7 @@ from ..common import iso
 from .commits import Commit, commit
 
 
-class Tag(TypedDict):
+class TagV4(TypedDict):
     name: str
     message: str | None
     target: str
@@ -18,7 +18,7 @@ class Tag(TypedDict):
     created_at: str | None
 
 
-def tag(found, project_web_url: str) -> Tag:
+def tag(found, project_web_url: str) -> TagV4:
     """FOUND is git.tags.TagInfo."""
     return {
         "name": found.name,
