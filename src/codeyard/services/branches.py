@@ -129,12 +129,18 @@ def remove(session: Session, rt, project: Project, user, access, name: str) -> N
 
 
 def _deleted(session: Session, rt, project: Project, user, name: str) -> None:
+    deleted_as_push(session, rt, project, user, HEADS + name, lambda: repo.delete_branch(path_of(rt, project), name), "Branch")
+
+
+def deleted_as_push(session: Session, rt, project: Project, user, ref: str, delete, missing: str) -> None:
+    """Delete REF by DELETE() (the id it was at; KeyError when it is gone: 404 `<MISSING> Not
+    Found`), recorded as a push of its deletion, with a journal opened first."""
     journal = push_journal.for_ref_moves(session, rt, project.id, user.id)
     try:
-        sha = repo.delete_branch(path_of(rt, project), name)
+        sha = delete()
     except KeyError:  # deleted meanwhile
-        raise NotFound("Branch") from None
-    push_journal.record_moved(session, rt, journal, [RefUpdate(HEADS + name, sha, ZERO_SHA)])
+        raise NotFound(missing) from None
+    push_journal.record_moved(session, rt, journal, [RefUpdate(ref, sha, ZERO_SHA)])
 
 
 # --- API v4: a page of branches with what the caller may do, and the merged ones removed ---------

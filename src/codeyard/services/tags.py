@@ -16,7 +16,7 @@ from ..git import repo
 from ..git import tags as git_tags
 from ..git.refs import TAGS, ZERO_SHA, is_tag_name
 from ..policies import branches as policy
-from . import push_journal
+from . import branches, push_journal
 from .ref_updates import RefUpdate
 from .repository import ProjectRef, path_of, reading
 
@@ -53,13 +53,13 @@ def create(session: Session, rt, project: Project, user, access, name: str, ref:
     if exists:
         raise BadRequest(f"Tag {name} already exists")
     journal = push_journal.for_ref_moves(session, rt, project.id, user.id)
-    try:
-        with reading(project.id, "Repository"):
+    with reading(project.id, "Repository"):
+        try:
             created = git_tags.create(path, name, ref, message or None, (user.name, user.email))
-    except repo.NotInRepository:
-        raise BadRequest("Target " + ref + " is invalid") from None
-    except FileExistsError:
-        raise BadRequest(f"Tag {name} already exists") from None
+        except repo.NotInRepository:
+            raise BadRequest(f"Target {ref} is invalid") from None
+        except FileExistsError:
+            raise BadRequest(f"Tag {name} already exists") from None
     push_journal.record_moved(session, rt, journal, [RefUpdate(TAGS + name, ZERO_SHA, created.target)])
     return created
 
@@ -69,9 +69,4 @@ def delete(session: Session, rt, project: Project, user, access, name: str) -> N
     found = get(rt, project, name)
     if reason := policy.refusal(access, TAGS + name, found.target, ZERO_SHA, None, False):
         raise Forbidden(reason)
-    journal = push_journal.for_ref_moves(session, rt, project.id, user.id)
-    try:
-        target = git_tags.delete(path_of(rt, project), name)
-    except KeyError:  # deleted meanwhile
-        raise NotFound("Tag") from None
-    push_journal.record_moved(session, rt, journal, [RefUpdate(TAGS + name, target, ZERO_SHA)])
+    branches.deleted_as_push(session, rt, project, user, TAGS + name, lambda: git_tags.delete(path_of(rt, project), name), "Tag")
