@@ -194,3 +194,12 @@ def test_delete_merged_branches(api4, rt, repo):
     assert (response.status_code, response.json()) == (202, {"message": "202 Accepted"})
     assert names(api4, repo) == ["feature/x", "master", "merged-protected"]
     assert {"refs/heads/merged", "refs/heads/merged-too"} <= pushed_refs(rt, repo.project.id)
+
+
+def test_a_name_with_periods_round_trips_through_the_client(gl, repo):
+    """python-gitlab's own functional test: create, get and delete `my.branch.name`."""
+    project = gl(repo.user("developer")).projects.get(repo.project.id, lazy=True)
+    branch = project.branches.create({"branch": "my.branch.name", "ref": "master"})
+    assert project.branches.get("my.branch.name").name == branch.name == "my.branch.name"
+    branch.delete()
+    assert "my.branch.name" not in [b.name for b in project.branches.list(get_all=True)]
