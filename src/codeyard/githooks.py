@@ -46,7 +46,7 @@ import sys
 from types import SimpleNamespace
 
 from .git.refs import HEADS, MERGE_REQUESTS, ZERO_SHA, acceptable_ref
-from .policies.branches import NO_FORCE_PUSH, must_move_forward, refusal
+from .policies.branches import NO_FORCE_PUSH, applicable, must_move_forward, refusal
 from .policies.projects import Access
 
 
@@ -96,8 +96,9 @@ class Rules:
                     self.protected[name] = SimpleNamespace(push_access_level=int(level), allow_force_push=force == "1")
         self.access = Access(frozenset(abilities))
 
-    def protection(self, ref: str) -> SimpleNamespace | None:
-        return self.protected.get(ref[len(HEADS) :]) if ref.startswith(HEADS) else None
+    def protection(self, ref: str):
+        """The protection of the branch REF names (its own and its wildcards'), or None."""
+        return applicable(self.protected, ref[len(HEADS) :]) if ref.startswith(HEADS) else None
 
 
 def parse_rules(text: str) -> tuple[Access, dict[str, SimpleNamespace]]:

@@ -167,3 +167,22 @@ def test_allow_force_push_lets_those_who_push_rewrite_and_vet_asks_git_nothing()
     # Still no deletion by a push, and the push level still decides who pushes.
     assert githooks.check([f"{OLD} {ZERO} refs/heads/devs"], developer)
     assert githooks.check([rewrite], githooks.push_rules({"read_project"}, LEVELS), descends=lambda o, n: False)
+
+
+def test_wildcards_cover_branches_and_the_most_permissive_row_decides():
+    from codeyard.policies.branches import applicable, matches
+
+    assert matches("*-stable", "1-stable") and matches("release/*", "release/a/b") and matches("*", "x")
+    assert not matches("*-stable", "stable") and not matches("release/*", "releases") and not matches("a*a", "a")
+    assert matches("a*b*c", "abc") and matches("a*b*c", "a-b-b-c") and not matches("a*b*c", "acb")
+    rows = {"release/*": {"push_access_level": 40, "allow_force_push": True},
+            "release/1": {"push_access_level": 0, "allow_force_push": False},
+            "*": {"push_access_level": 60, "allow_force_push": True}}  # fmt: skip
+    parsed = githooks.Rules(githooks.push_rules({"push_code"}, rows))
+    combined = parsed.protection("refs/heads/release/1")
+    assert (combined.push_access_level, combined.allow_force_push) == (40, False)
+    assert applicable(parsed.protected, "other").push_access_level == 60
+    developer = githooks.push_rules({"push_code"}, rows)
+    assert githooks.check([f"{OLD} {NEW} refs/heads/release/2"], developer, descends=lambda o, n: True)
+    assert githooks.check([f"{OLD} {NEW} refs/heads/release/2"],
+                          githooks.push_rules(OWNER, rows), descends=lambda o, n: True) == []  # fmt: skip

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import select
 
-from codeyard.db.models import ProtectedBranch
+from codeyard.db.models import Project, ProtectedBranch
 
 from ..githttp.conftest import Git, repo_url, server_ref
 from ..support import WorkingCopy, make_team
@@ -25,6 +25,8 @@ def team(rt, users, projects, admin, tmp_path):
     work.git("checkout", "-q", "-b", "feature")
     work.commit("feature work", {"a.txt": "a\n"})
     work.push("master", "feature")
+    with rt.db.transaction() as session:
+        session.get(Project, team.project.id).default_branch = "master"
     return SimpleNamespace(project=team.project, user=team.user, work=work,
                            base=f"/projects/{team.project.id}/protected_branches")  # fmt: skip
 
@@ -79,7 +81,7 @@ def test_query_string_post_patch_and_statuses(api4, team):
 
 
 @pytest.mark.parametrize("fields", [
-    {"name": "release/*"}, {"name": ".."}, {"name": "-x"}, {"name": "a\x01b"}, {"name": "a" * 300}, {"name": ""},
+    {"name": "release/**.lock"}, {"name": "-*"}, {"name": ".."}, {"name": "-x"}, {"name": "a\x01b"}, {"name": "a" * 300}, {"name": ""},
     {"name": "x", "push_access_level": 50}, {"name": "x", "merge_access_level": -1},
     {"name": "x", "push_access_level": "maintainer"}, {"name": "x", "unprotect_access_level": 0},
     {"name": "x", "allow_force_push": "perhaps"}, {"name": "x", "push_access_level": 10**30},
@@ -134,6 +136,36 @@ def test_v3_rows_become_levels(rt, team):
         assert (rows["master"].push_access_level, rows["master"].merge_access_level) == (30, 30)
         assert (rows["feature"].push_access_level, rows["feature"].merge_access_level) == (40, 40)
         assert rows["master"].developers_can_push is True and rows["feature"].allow_force_push is False
+
+
+def test_wildcards_as_python_gitlab_tests_them(gl, api4, team):
+    """python-gitlab's functional test of protected branches, then what the wildcard covers."""
+    project = gl(team.user("master")).projects.get(team.project.id, lazy=True)
+    p_b = project.protectedbranches.create({"name": "*-stable", "allow_force_push": False})
+    assert p_b.name == "*-stable" and not p_b.allow_force_push
+    assert p_b in project.protectedbranches.list()
+    p_b.allow_force_push = True
+    p_b.save()
+    p_b = project.protectedbranches.get("*-stable")
+    assert p_b.allow_force_push
+    branches = f"/projects/{team.project.id}/repository/branches"
+    refused = api4.as_(team.user("developer")).post(branches, json={"branch": "1-stable", "ref": "master"})
+    assert refused.status_code == 403
+    created = api4.as_(team.user("master")).post(branches, json={"branch": "1-stable", "ref": "master"})
+    assert created.status_code == 201 and created.json()["protected"] is True
+    assert api4.as_(team.user("master")).get(f"{branches}/feature").json()["protected"] is False
+    assert api4.as_(team.user("developer")).delete(f"{branches}/1-stable").status_code == 403
+    p_b.delete()
+    assert project.protectedbranches.list() == []
+
+
+def test_the_most_permissive_covering_row_decides(api4, team):
+    protect(api4, team, name="release/*", push_access_level=40, allow_force_push=True)
+    protect(api4, team, name="release/1", push_access_level=30)
+    branches = f"/projects/{team.project.id}/repository/branches"
+    body = api4.as_(team.user("developer")).post(branches, json={"branch": "release/1", "ref": "master"}).json()
+    assert (body["protected"], body["developers_can_push"], body["can_push"]) == (True, True, True)
+    assert api4.as_(team.user("developer")).post(branches, json={"branch": "release/2", "ref": "master"}).status_code == 403
 
 
 # --- enforced on real pushes over HTTP ------------------------------------------------------------
@@ -200,6 +232,20 @@ def test_force_push_follows_allow_force_push(api4, rt, team, pushing):
     pushing.git.run("commit", "-q", "--amend", "-m", "again", cwd=pushing.work)
     assert pushing.push("developer", "+master").returncode != 0
     assert pushing.push("master", "+master").returncode == 0
+
+
+def test_a_wildcard_protects_pushed_branches(api4, rt, team, pushing):
+    protect(api4, team, name="release/*", push_access_level=40)
+    refused = pushing.push("developer", "master:release/deep/1")
+    assert refused.returncode != 0 and "protected branches" in refused.stderr
+    assert server_ref(rt, team.project, "refs/heads/release/deep/1") is None
+    assert pushing.push("developer", "master:releases").returncode == 0  # not covered
+    assert pushing.push("master", "master:release/deep/1").returncode == 0
+    pushing.git.run("commit", "-q", "--amend", "-m", "rewritten", cwd=pushing.work)
+    forced = pushing.push("master", "+master:release/deep/1")
+    assert forced.returncode != 0 and "force push" in forced.stderr
+    deleted = pushing.push("master", ":release/deep/1")
+    assert deleted.returncode != 0 and "delete protected branches" in deleted.stderr
 
 
 def test_creating_a_protected_branch_by_push_needs_its_level(api4, rt, team, pushing):

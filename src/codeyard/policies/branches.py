@@ -22,6 +22,7 @@ from .projects import ADMIN_PROJECT, PUSH_CODE, PUSH_PROTECTED, Access
 
 NO_ONE, DEVELOPERS, MAINTAINERS, ADMINS = 0, 30, 40, 60
 PUSH_LEVELS = MERGE_LEVELS = (NO_ONE, DEVELOPERS, MAINTAINERS, ADMINS)
+PERMISSIVE_FIRST = (DEVELOPERS, MAINTAINERS, ADMINS, NO_ONE)  # each admits everyone the next does
 UNPROTECT_LEVELS = (DEVELOPERS, MAINTAINERS, ADMINS)
 
 NO_PUSH = "You are not allowed to push code to this project."
@@ -30,6 +31,56 @@ NO_FORCE_PUSH = "You are not allowed to force push code to a protected branch on
 NO_PROTECTED_DELETE = "You are not allowed to delete protected branches from this project."
 NO_TAG_CHANGE = "You are not allowed to change existing tags on this project."
 NO_UNPROTECT = "You are not allowed to unprotect this branch."
+
+
+def matches(pattern: str, name: str) -> bool:
+    """Does the protected branch name PATTERN cover branch NAME? `*` stands for any text (slashes
+    too), as in GitLab's wildcard protected branches; any other character for itself."""
+    if "*" not in pattern:
+        return pattern == name
+    first, *middle, last = pattern.split("*")
+    if not name.startswith(first) or len(name) < len(first) + len(last):
+        return False
+    at, end = len(first), len(name) - len(last)
+    for part in middle:
+        found = name.find(part, at, end)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return name.endswith(last)
+
+
+class Combined:
+    """The protection of a branch that several rows cover (its own name and wildcards): the most
+    permissive push and merge levels of them (GitLab's rule), force pushes only when every row
+    allows them."""
+
+    __slots__ = ("allow_force_push", "id", "merge_access_level", "name", "push_access_level", "unprotect_access_level")
+
+    def __init__(self, rows: list):
+        rank = lambda level: PERMISSIVE_FIRST.index(level) if level in PERMISSIVE_FIRST else len(PERMISSIVE_FIRST)  # noqa: E731
+        self.id, self.name = getattr(rows[0], "id", None), getattr(rows[0], "name", None)
+        self.push_access_level = min((row.push_access_level for row in rows), key=rank)
+        self.merge_access_level = min((getattr(row, "merge_access_level", NO_ONE) for row in rows), key=rank)
+        self.unprotect_access_level = max(getattr(row, "unprotect_access_level", MAINTAINERS) for row in rows)
+        self.allow_force_push = all(row.allow_force_push for row in rows)
+
+    @property
+    def developers_can_push(self) -> bool:
+        return self.push_access_level == DEVELOPERS
+
+    @property
+    def developers_can_merge(self) -> bool:
+        return self.merge_access_level == DEVELOPERS
+
+
+def applicable(protected: dict, name: str):
+    """The protection of branch NAME among PROTECTED (name or wildcard -> row): None, a row, or the
+    `Combined` protection of several."""
+    found = [row for pattern, row in protected.items() if pattern == name or ("*" in pattern and matches(pattern, name))]
+    if len(found) <= 1:
+        return found[0] if found else None
+    return Combined(found)
 
 
 def grants(access: Access, level: int, admin: bool = False) -> bool:

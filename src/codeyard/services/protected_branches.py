@@ -36,25 +36,41 @@ _PROTECTIONS = select(
 ).where(ProtectedBranch.project_id == bindparam("project_id", type_=Integer))
 
 
-def protections(session: Session, project: ProjectRef) -> dict[str, Row]:
-    """name -> row of PROJECT's protected branches, in SESSION's transaction."""
+class Protections(dict):
+    """A project's protections: name (or wildcard) -> row. Asked about a branch, `get(branch)` and
+    `branch in` answer with every row that covers it (`policies.branches.applicable`: its own
+    name's and its wildcards'); `exact(name)` is the row of that name alone."""
+
+    def get(self, name, default=None):
+        found = policy.applicable(self, name)
+        return default if found is None else found
+
+    def __contains__(self, name) -> bool:
+        return policy.applicable(self, name) is not None
+
+    def exact(self, name: str) -> Row | None:
+        return dict.get(self, name)
+
+
+def protections(session: Session, project: ProjectRef) -> Protections:
+    """PROJECT's protected branches, in SESSION's transaction."""
     return _by_name(session.execute(_PROTECTIONS, {"project_id": project.id}))
 
 
-async def read_protections(db, project_id: int) -> dict[str, Row]:
+async def read_protections(db, project_id: int) -> Protections:
     """`protections` on the read path (`Database.loop`)."""
     return _by_name(await db.loop.all(_PROTECTIONS, {"project_id": project_id}))
 
 
-def _by_name(rows) -> dict[str, Row]:
-    return {row.name: row for row in rows}
+def _by_name(rows) -> Protections:
+    return Protections((row.name, row) for row in rows)
 
 
 def protect(session: Session, project: ProjectRef, name: str, developers_can_push: bool | None = None) -> None:
     """Protect branch NAME of PROJECT (API v3, the settings page, the default branch of a first
     push); DEVELOPERS_CAN_PUSH: None keeps what it was (false for a new one), otherwise it sets the
     push and merge levels (developers, or maintainers)."""
-    if name not in protections(session, project):
+    if protections(session, project).exact(name) is None:
         session.add(ProtectedBranch(project_id=project.id, name=name, developers_can_push=bool(developers_can_push)))
     elif developers_can_push is not None:
         level = policy.DEVELOPERS if developers_can_push else policy.MAINTAINERS
@@ -96,18 +112,19 @@ def searched(found: dict[str, Row], search: str | None) -> list[Row]:
 
 def get(session: Session, project: ProjectRef, name: str) -> Row:
     """The protection of branch NAME; 404 `Protected branch Not Found` without one."""
-    found = protections(session, project).get(name)
+    found = protections(session, project).exact(name)
     if found is None:
         raise NotFound("Protected branch")
     return found
 
 
 def create(session: Session, project: ProjectRef, name: str, levels: Levels) -> Row:
-    """Protect branch NAME (which need not exist yet) with LEVELS; 409 when it is protected already
-    (GitLab's `Protected branch 'x' already exists`), 400 for a name no branch can have."""
-    if not is_branch_name(name):
+    """Protect branch NAME (which need not exist yet; `*` in it stands for any text) with LEVELS; 409
+    when that name is protected already (GitLab's `Protected branch 'x' already exists`), 400 for a
+    name no branch could match."""
+    if not is_branch_name(name.replace("*", "x")):
         raise BadRequest("Branch name is invalid")
-    if name in protections(session, project):
+    if protections(session, project).exact(name) is not None:
         raise Conflict(f"Protected branch '{name}' already exists")
     session.add(ProtectedBranch(project_id=project.id, name=name, **levels.values()))
     session.flush()
