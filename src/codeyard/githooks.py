@@ -4,7 +4,8 @@ They run inside `git receive-pack`, which the smart-HTTP transport starts. The s
 caller's rights before starting git and hands them over in the environment, so the hooks need no
 database and start fast:
 
-- CODEYARD_PUSH_RULES: the caller's abilities and the protected branches, as lines (`push_rules`)
+- CODEYARD_PUSH_RULES: the caller's abilities (and whether it is an instance admin) and the protected
+  branches with their push levels and force push flags, as lines (`push_rules`)
 - CODEYARD_PUSH_JOURNAL: the push's journal (services/push_journal.py), a file the server created
   and holds locked; the reference-transaction hook appends the refs git moved to it.
 
@@ -45,7 +46,7 @@ import sys
 from types import SimpleNamespace
 
 from .git.refs import HEADS, MERGE_REQUESTS, ZERO_SHA, acceptable_ref
-from .policies.branches import NO_FORCE_PUSH, refusal
+from .policies.branches import NO_FORCE_PUSH, applicable, must_move_forward, refusal
 from .policies.projects import Access
 
 
@@ -57,37 +58,59 @@ def descends(old: str, new: str) -> bool:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
 
 
-def push_rules(abilities, protected: dict[str, dict]) -> str:
-    """CODEYARD_PUSH_RULES for ABILITIES and PROTECTED (`{branch: {"developers_can_push": bool}}`):
-    a line `abilities <ability> ...`, then a line `protected <0|1> <branch>` per protected branch,
-    the flag saying whether developers may push. Lines, not JSON: importing `json` was a quarter
-    of the hook's start. A name with a space or a control character cannot be a branch (git's
-    rules) and could forge a line: it is left out, as no pushed ref can match it."""
+def push_rules(abilities, protected: dict[str, dict], admin: bool = False) -> str:
+    """CODEYARD_PUSH_RULES for ABILITIES and PROTECTED (`{branch: {"push_access_level": int,
+    "allow_force_push": bool}}`): a line `abilities <ability> ...`, a line `admin` when the caller is
+    an instance admin (ADMIN), then a line `protected <push level> <0|1> <branch>` per protected
+    branch, the flag saying whether it takes force pushes. Lines, not JSON: importing `json` was a
+    quarter of the hook's start. A name with a space or a control character cannot be a branch
+    (git's rules) and could forge a line: it is left out, as no pushed ref can match it."""
     lines = ["abilities " + " ".join(sorted(abilities))]
+    if admin:
+        lines.append("admin")
     for name, flags in sorted(protected.items()):
         if name and all(char > " " and char != "\x7f" for char in name):
-            lines.append(f"protected {int(bool(flags['developers_can_push']))} {name}")
+            lines.append(f"protected {int(flags['push_access_level'])} {int(bool(flags['allow_force_push']))} {name}")
     return "\n".join(lines)
 
 
+class Rules:
+    """What `push_rules` wrote: the caller's Access, whether it is an instance admin, and the
+    protected branches (name -> push_access_level, allow_force_push)."""
+
+    __slots__ = ("access", "admin", "protected")
+
+    def __init__(self, text: str):
+        abilities: list[str] = []
+        self.admin = False
+        self.protected: dict[str, SimpleNamespace] = {}
+        for line in text.splitlines():
+            kind, _, rest = line.partition(" ")
+            if kind == "abilities":
+                abilities = rest.split()
+            elif kind == "admin":
+                self.admin = True
+            elif kind == "protected":
+                level, force, name = [*rest.split(" ", 2), "", ""][:3]
+                if level.isdigit() and name:
+                    self.protected[name] = SimpleNamespace(push_access_level=int(level), allow_force_push=force == "1")
+        self.access = Access(frozenset(abilities))
+
+    def protection(self, ref: str):
+        """The protection of the branch REF names (its own and its wildcards'), or None."""
+        return applicable(self.protected, ref[len(HEADS) :]) if ref.startswith(HEADS) else None
+
+
 def parse_rules(text: str) -> tuple[Access, dict[str, SimpleNamespace]]:
-    """The caller's Access and the protected branches (name -> flags) of `push_rules`' TEXT."""
-    abilities: list[str] = []
-    protected = {}
-    for line in text.splitlines():
-        kind, _, rest = line.partition(" ")
-        if kind == "abilities":
-            abilities = rest.split()
-        elif kind == "protected":
-            flag, _, name = rest.partition(" ")
-            protected[name] = SimpleNamespace(developers_can_push=flag == "1")
-    return Access(frozenset(abilities)), protected
+    """The caller's Access and the protected branches (name -> levels) of `push_rules`' TEXT."""
+    rules = Rules(text)
+    return rules.access, rules.protected
 
 
 def check(lines: list[str], rules: str, descends=descends) -> list[str]:
     """Why the updates of LINES (`<old> <new> <ref>`) are refused under RULES; none when allowed.
     DESCENDS(old, new) answers whether an update of a protected branch moves it forward."""
-    access, protected = parse_rules(rules)
+    parsed = Rules(rules)
     reasons = []
     for line in lines:
         old, new, ref = line.split()
@@ -97,9 +120,9 @@ def check(lines: list[str], rules: str, descends=descends) -> list[str]:
         if new != ZERO_SHA and not acceptable_ref(ref):
             reasons.append(f"The ref name is invalid: {ref}")
             continue
-        protection = _protection(ref, protected)
-        forced = _moves_protected(old, new, protection) and not descends(old, new)
-        reason = refusal(access, ref, old, new, protection, forced)
+        protection = parsed.protection(ref)
+        forced = must_move_forward(old, new, protection) and not descends(old, new)
+        reason = refusal(parsed.access, ref, old, new, protection, forced, parsed.admin)
         if reason:
             reasons.append(f"{reason} ({ref})")
     return reasons
@@ -114,23 +137,13 @@ def vet(lines: list[str], rules: str) -> tuple[list[str], list[str]] | None:
     not one of the lines."""
     if check(lines, rules, descends=lambda old, new: True):
         return None
-    _, protected = parse_rules(rules)
-    must_move_forward = []
+    parsed = Rules(rules)
+    must = []
     for line in lines:
         old, new, ref = line.split()
-        if _moves_protected(old, new, _protection(ref, protected)):
-            must_move_forward.append(line)
-    return lines, must_move_forward
-
-
-def _protection(ref: str, protected: dict[str, SimpleNamespace]) -> SimpleNamespace | None:
-    return protected.get(ref[len(HEADS) :]) if ref.startswith(HEADS) else None
-
-
-def _moves_protected(old: str, new: str, protection) -> bool:
-    """Does the update move a protected branch from one commit to another (so that whether it
-    moves forward decides it)?"""
-    return bool(protection) and old != ZERO_SHA and new != ZERO_SHA
+        if must_move_forward(old, new, parsed.protection(ref)):
+            must.append(line)
+    return lines, must
 
 
 def pre_receive() -> int:

@@ -30,6 +30,7 @@ from .api.v3 import (
     uploads,
     users,
 )
+from .api.v4 import branches as v4_branches
 from .api.v4 import commits as v4_commits
 from .api.v4 import files as v4_files
 from .api.v4 import groups as v4_groups
@@ -40,8 +41,10 @@ from .api.v4 import meta as v4_meta
 from .api.v4 import namespaces as v4_namespaces
 from .api.v4 import personal_access_tokens as v4_personal_access_tokens
 from .api.v4 import projects as v4_projects
+from .api.v4 import protected_branches as v4_protected_branches
 from .api.v4 import repository as v4_repository
 from .api.v4 import settings as v4_settings
+from .api.v4 import tags as v4_tags
 from .api.v4 import users as v4_users
 from .githttp import transport
 from .http.routing import Route, mount
@@ -89,6 +92,7 @@ API4 = (
     v4_projects.routes,
     v4_hooks.routes,
 )
+API4 = (v4_meta.routes, v4_users.routes, v4_branches.routes, v4_protected_branches.routes, v4_tags.routes)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,

@@ -39,24 +39,25 @@ def test_the_pre_receive_hook_imports_only_what_it_needs():
 
 
 def test_push_rules_reach_the_hook_as_the_server_decided():
-    protected = {"master": {"developers_can_push": False}, "dev": {"developers_can_push": True}}
+    protected = {"master": {"push_access_level": 40, "allow_force_push": False}, "dev": {"push_access_level": 30, "allow_force_push": False}}
     access, branches = githooks.parse_rules(githooks.push_rules({"push_code", "read_project"}, protected))
     assert access.abilities == {"push_code", "read_project"}
-    assert {name: flags.developers_can_push for name, flags in branches.items()} == {"master": False, "dev": True}
+    assert {name: flags.push_access_level for name, flags in branches.items()} == {"master": 40, "dev": 30}
+    assert not any(flags.allow_force_push for flags in branches.values())
     assert githooks.parse_rules("")[0].abilities == frozenset()  # no rules: no ability, every push refused
 
 
 def test_a_protected_name_cannot_forge_a_rule():
     """A name no branch can have (a newline, a space) is left out: it could not protect a ref,
     and written as it is it would add a line of its own."""
-    forged = {"x\nabilities admin_project push_code_to_protected_branches": {"developers_can_push": True},
-              "y z": {"developers_can_push": True}, "master": {"developers_can_push": False}}  # fmt: skip
+    forged = {"x\nabilities admin_project push_code_to_protected_branches": {"push_access_level": 30, "allow_force_push": False},
+              "y z": {"push_access_level": 30, "allow_force_push": False}, "master": {"push_access_level": 40, "allow_force_push": False}}  # fmt: skip
     access, branches = githooks.parse_rules(githooks.push_rules({"push_code"}, forged))
     assert access.abilities == {"push_code"} and list(branches) == ["master"]
 
 
 def test_pushes_to_a_protected_branch_are_judged_by_the_rules():
-    rules = githooks.push_rules({"push_code"}, {"master": {"developers_can_push": False}, "dev": {"developers_can_push": True}})
+    rules = githooks.push_rules({"push_code"}, {"master": {"push_access_level": 40, "allow_force_push": False}, "dev": {"push_access_level": 30, "allow_force_push": False}})
     assert githooks.check([f"{'0' * 40} {NEW} refs/heads/master"], rules) == [
         "You are not allowed to push code to protected branches on this project. (refs/heads/master)"
     ]
@@ -69,7 +70,7 @@ def test_pushes_to_a_protected_branch_are_judged_by_the_rules():
 
 # --- a push vetted by the server from its commands, and the shell hook that finishes the job -----
 
-PROTECTED = {"master": {"developers_can_push": False}, "dev": {"developers_can_push": True}}
+PROTECTED = {"master": {"push_access_level": 40, "allow_force_push": False}, "dev": {"push_access_level": 30, "allow_force_push": False}}
 ZERO = "0" * 40
 
 
@@ -135,3 +136,53 @@ def test_the_vetted_hook_refuses_an_update_it_was_not_told_of(history):
         result = run_vetted_hook(repository, f"{vetted}\n{other}\n", [vetted], [])
         assert result.returncode == 1 and "was not among the push's commands" in result.stderr
     assert run_vetted_hook(repository, f"{vetted}\n", [], []).returncode == 1  # nothing vetted: nothing passes
+
+
+# --- access levels: no one, developers, maintainers, admins; force pushes when allowed ------------
+
+LEVELS = {"nobody": {"push_access_level": 0, "allow_force_push": False},
+          "devs": {"push_access_level": 30, "allow_force_push": True},
+          "admins": {"push_access_level": 60, "allow_force_push": False}}  # fmt: skip
+OWNER = {"push_code", "push_code_to_protected_branches", "admin_project"}
+
+
+def test_level_zero_refuses_everyone_and_level_sixty_admits_admins_only():
+    line = f"{OLD} {NEW} refs/heads/nobody"
+    for admin in (False, True):
+        assert githooks.check([line], githooks.push_rules(OWNER, LEVELS, admin=admin), descends=lambda o, n: True) == [
+            "You are not allowed to push code to protected branches on this project. (refs/heads/nobody)"
+        ]
+    admins = f"{OLD} {NEW} refs/heads/admins"
+    assert githooks.check([admins], githooks.push_rules(OWNER, LEVELS), descends=lambda o, n: True)
+    assert githooks.check([admins], githooks.push_rules(OWNER, LEVELS, admin=True), descends=lambda o, n: True) == []
+    # The admin line is the server's: a rule text without it does not make the caller one.
+    assert githooks.Rules(githooks.push_rules(OWNER, LEVELS)).admin is False
+
+
+def test_allow_force_push_lets_those_who_push_rewrite_and_vet_asks_git_nothing():
+    rewrite = f"{OLD} {NEW} refs/heads/devs"
+    developer = githooks.push_rules({"push_code"}, LEVELS)
+    assert githooks.check([rewrite], developer, descends=lambda o, n: False) == []
+    assert githooks.vet([rewrite], developer) == ([rewrite], [])
+    # Still no deletion by a push, and the push level still decides who pushes.
+    assert githooks.check([f"{OLD} {ZERO} refs/heads/devs"], developer)
+    assert githooks.check([rewrite], githooks.push_rules({"read_project"}, LEVELS), descends=lambda o, n: False)
+
+
+def test_wildcards_cover_branches_and_the_most_permissive_row_decides():
+    from codeyard.policies.branches import applicable, matches
+
+    assert matches("*-stable", "1-stable") and matches("release/*", "release/a/b") and matches("*", "x")
+    assert not matches("*-stable", "stable") and not matches("release/*", "releases") and not matches("a*a", "a")
+    assert matches("a*b*c", "abc") and matches("a*b*c", "a-b-b-c") and not matches("a*b*c", "acb")
+    rows = {"release/*": {"push_access_level": 40, "allow_force_push": True},
+            "release/1": {"push_access_level": 0, "allow_force_push": False},
+            "*": {"push_access_level": 60, "allow_force_push": True}}  # fmt: skip
+    parsed = githooks.Rules(githooks.push_rules({"push_code"}, rows))
+    combined = parsed.protection("refs/heads/release/1")
+    assert (combined.push_access_level, combined.allow_force_push) == (40, False)
+    assert applicable(parsed.protected, "other").push_access_level == 60
+    developer = githooks.push_rules({"push_code"}, rows)
+    assert githooks.check([f"{OLD} {NEW} refs/heads/release/2"], developer, descends=lambda o, n: True)
+    assert githooks.check([f"{OLD} {NEW} refs/heads/release/2"],
+                          githooks.push_rules(OWNER, rows), descends=lambda o, n: True) == []  # fmt: skip

@@ -154,8 +154,9 @@ async def push(ctx: Ctx, receive, send, repository: Path, grant: Grant, user) ->
     """A push, journaled (services/push_journal), its rules those of the project's protected
     branches now; whether git succeeded."""
     protected = await protected_branches.read_protections(ctx.rt.db, grant.project_id)
-    flags = {name: {"developers_can_push": row.developers_can_push} for name, row in protected.items()}
-    rules = githooks.push_rules(grant.access.abilities, flags)
+    flags = {name: {"push_access_level": row.push_access_level, "allow_force_push": row.allow_force_push}
+             for name, row in protected.items()}  # fmt: skip
+    rules = githooks.push_rules(grant.access.abilities, flags, admin=bool(getattr(user, "is_admin", False)))
     received, commands = await read_commands(ctx, receive)
     if received[-1]["type"] == "http.disconnect":
         return False  # the client went away before its commands had come: nothing for git to do

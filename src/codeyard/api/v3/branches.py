@@ -61,7 +61,8 @@ def unprotect_branch(ctx: Ctx) -> Branch:
     summary="Create a branch at a ref",
 )
 def create_branch(ctx: Ctx) -> Branch:
-    found = branches.create(ctx.session, ctx.rt, ctx.project, ctx.actor, ctx.args["branch_name"], ctx.args["ref"])
+    found = branches.create(ctx.session, ctx.rt, ctx.project, ctx.actor, ctx.args["branch_name"], ctx.args["ref"],
+                            access=ctx.access)  # fmt: skip
     return branch_entity(found)
 
 

@@ -75,9 +75,11 @@ def default_message(mr: MergeRequest) -> str:
             f"{mr.description or ''}\n\nSee merge request !{mr.iid}")  # fmt: skip
 
 
-def may_merge(session: Session, project: Project, access, mr: MergeRequest) -> bool:
-    """May the caller push to the target branch (protected: master, or developer when allowed)?"""
-    return branch_policy.may_push_to(access, protected_branches.protections(session, project).get(mr.target_branch))
+def may_merge(session: Session, project: Project, access, mr: MergeRequest, admin: bool = False) -> bool:
+    """May the caller merge into the target branch (protected: its merge access level admits the
+    caller; ADMIN: an instance admin)?"""
+    protection = protected_branches.protections(session, project).get(mr.target_branch)
+    return branch_policy.may_merge_to(access, protection, admin)
 
 
 @dataclass(frozen=True)
@@ -109,9 +111,9 @@ class Refused(enum.Enum):
     NOT_AUTOMATIC = "the request does not merge when its build succeeds"
 
 
-def may_accept(session: Session, project: Project, access, mr: MergeRequest) -> Refusal | None:
+def may_accept(session: Session, project: Project, access, mr: MergeRequest, admin: bool = False) -> Refusal | None:
     """The first checks of an accept, in GitLab's order: may the caller merge, then is the request open."""
-    if not may_merge(session, project, access, mr):
+    if not may_merge(session, project, access, mr, admin):
         return Refusal(Refused.MAY_NOT_MERGE)
     if not mr.open or mr.work_in_progress:
         return Refusal(Refused.NOT_OPEN)
@@ -125,7 +127,7 @@ def begin_merge(session: Session, rt, project: Project, access, actor, mr: Merge
     transaction, stands for the trial merge while it merged this head into this branch (else one
     runs here). None when the request waits for its builds instead: merge when build succeeds was
     asked and the source head has unfinished builds (without any, it merges at once)."""
-    if refusal := may_accept(session, project, access, mr):
+    if refusal := may_accept(session, project, access, mr, bool(actor and actor.is_admin)):
         return refusal
     path = path_of(rt, project)
     with reading(project.id, "Repository"):
@@ -324,7 +326,7 @@ def accept(rt, mr_id: int, actor_id: int | None, args: dict, *, access=None, rea
         if isinstance(found, Refusal):
             return _refused(found)
         project, _actor, access_now, mr = found
-        if refusal := may_accept(session, project, access_now, mr):
+        if refusal := may_accept(session, project, access_now, mr, bool(_actor and _actor.is_admin)):
             return _refused(refusal)
     trial = trial_merge(rt, project, mr)
     with rt.db.transaction() as session:
