@@ -30,7 +30,10 @@ from .api.v3 import (
     uploads,
     users,
 )
+from .api.v4 import award_emoji as v4_award_emoji
+from .api.v4 import discussions as v4_discussions
 from .api.v4 import meta as v4_meta
+from .api.v4 import notes as v4_notes
 from .api.v4 import users as v4_users
 from .githttp import transport
 from .http.routing import Route, mount
@@ -62,7 +65,7 @@ API = (
     users.routes,
 )
 API_V4 = "/api/v4"
-API4 = (v4_meta.routes, v4_users.routes)
+API4 = (v4_meta.routes, v4_users.routes, v4_notes.routes, v4_discussions.routes, v4_award_emoji.routes)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,

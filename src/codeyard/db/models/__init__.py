@@ -3,7 +3,7 @@
 from .base import MAX_INTEGER, MIN_INTEGER, Base, is_id, parse_id, utcnow
 from .ci import Build, Pipeline, Runner, RunnerProject
 from .jobs import FAILED, PENDING, RUNNING, HookDelivery, Job
-from .merge_requests import MergeRequest, Note
+from .merge_requests import AwardEmoji, MergeRequest, Note
 from .projects import (
     DEVELOPER,
     GUEST,
@@ -28,7 +28,7 @@ from .users import Namespace, PasswordFailure, Token, Tombstone, User, WebSessio
 
 __all__ = [
     "DEVELOPER", "FAILED", "GUEST", "INTERNAL", "MASTER", "MAX_INTEGER", "MIN_INTEGER", "OWNER", "PENDING", "PRIVATE",
-    "PUBLIC", "REPORTER", "RUNNING", "ApplicationSetting", "Base", "Build", "Event", "ForkLink", "GroupMember", "HookDelivery",
+    "PUBLIC", "REPORTER", "RUNNING", "ApplicationSetting", "AwardEmoji", "Base", "Build", "Event", "ForkLink", "GroupMember", "HookDelivery",
     "Job", "MergeRequest", "Namespace", "Note", "PasswordFailure", "Pipeline", "Project", "ProjectHook", "ProjectMember", "ProtectedBranch", "RecordedPush", "Runner", "RunnerProject", "Star", "Token",
     "Tombstone", "Upload", "User", "WebSession", "is_id", "parse_id", "utcnow",
 ]  # fmt: skip
