@@ -84,6 +84,12 @@ def _thread_note(ctx: Ctx):
     return mr, row
 
 
+@routes.get(ONE + "/notes/:note_id", guards=READ, summary="A note of a discussion")
+def get_discussion_note(ctx: Ctx) -> entities.NoteV4:
+    _mr, row = _thread_note(ctx)
+    return rendered(ctx, row.id)
+
+
 @routes.put(ONE + "/notes/:note_id", guards=READ,
             params=(OPTIONAL_BODY, Bool("resolved", doc="Resolve (true) or unresolve (false) this note")),
             summary="Change a thread's note: its text (its author, maintainers), or whether it is resolved")  # fmt: skip
