@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from codeyard.db.models import Job, ProjectHook
 
-from ..support import WorkingCopy, make_team
+from ..support import QueryCounter, WorkingCopy, make_team
 
 OLD_A = "one\ntwo\nthree\n"
 NEW_A = "one\nTWO\nthree\nfour\n"
@@ -39,6 +39,14 @@ def open_request(api, team, source: str = "feature", title: str = "Add b") -> di
     return {"id": got.json()["id"], "iid": got.json()["iid"]}
 
 
+def second_request(api, team) -> dict:
+    """Another request of the project (`second` adds c.txt): `id` and `iid`."""
+    team.work.git("checkout", "-q", "-b", "second", "master")
+    team.work.commit("second work", {"c.txt": "c\n"})
+    team.work.push("second")
+    return open_request(api, team, "second", "Add c")
+
+
 def v4_path(team, mr: dict, tail: str = "") -> str:
     return f"/projects/{team.project.id}/merge_requests/{mr['iid']}{tail}"
 
@@ -48,3 +56,14 @@ def note_hooks(rt) -> list[dict]:
     with rt.db.session() as session:
         jobs = session.query(Job).order_by(Job.id).all()
         return [json.loads(job.payload["body"]) for job in jobs if job.payload.get("event") == "Note Hook"]
+
+
+def statements_per_page(rt, client, path: str, sizes: tuple[int, int]) -> list[int]:
+    """The statements a GET of PATH ran for a page of each of SIZES items (each page full)."""
+    counts = []
+    for per_page in sizes:
+        with QueryCounter(rt) as counter:
+            response = client.get(path, params={"per_page": per_page})
+        assert len(response.json()) == per_page
+        counts.append(counter.count)
+    return counts

@@ -8,7 +8,7 @@ import pytest
 from codeyard.db.models import AwardEmoji
 
 from ..support import QueryCounter
-from .merge_request_threads import open_request, open_team, v4_path
+from .merge_request_threads import open_request, open_team, second_request, statements_per_page, v4_path
 
 AWARD_FIELDS = {"id", "name", "user", "created_at", "updated_at", "awardable_id", "awardable_type"}
 
@@ -64,10 +64,7 @@ def test_thumbs_are_votes_beside_the_old_comments(api4, api, rt, team):
     with QueryCounter(rt) as counter:
         api.as_(team.user("guest")).get(f"/projects/{team.project.id}/merge_requests")
     before = counter.count
-    team.work.git("checkout", "-q", "-b", "second", "master")
-    team.work.commit("second work", {"c.txt": "c\n"})
-    team.work.push("second")
-    other = open_request(api, team, "second", "Add c")
+    other = second_request(api, team)
     api4.as_(team.user("guest")).post(v4_path(team, other, "/award_emoji"), json={"name": "thumbsup"})
     with QueryCounter(rt) as counter:
         listed = api.as_(team.user("guest")).get(f"/projects/{team.project.id}/merge_requests").json()
@@ -109,10 +106,7 @@ def test_who_awards_and_takes_back(api4, api, rt, team):
 
 def test_hostile_names_and_ids(api4, api, rt, team):
     mr = open_request(api, team)
-    team.work.git("checkout", "-q", "-b", "second", "master")
-    team.work.commit("second work", {"c.txt": "c\n"})
-    team.work.push("second")
-    other = open_request(api, team, "second", "Add c")
+    other = second_request(api, team)
     guest = api4.as_(team.user("guest"))
     for bad in ("", "x" * 65, "Thumbsup", ":thumbsup:", "a b", "../x", "<script>", "\x00", "é", ["thumbsup"], 7.5):
         response = guest.post(v4_path(team, mr, "/award_emoji"), json={"name": bad})
@@ -146,10 +140,5 @@ def test_award_list_pages_with_a_fixed_number_of_queries(api4, api, rt, team):
     page = guest.get(v4_path(team, mr, "/award_emoji"), params={"per_page": 4, "page": 2})
     assert [a["user"]["username"] for a in page.json()] == [people[4].username, people[5].username]
     assert (page.headers["x-total"], page.headers["x-total-pages"]) == ("6", "2")
-    counts = []
-    for per_page in (1, 6):
-        with QueryCounter(rt) as counter:
-            response = guest.get(v4_path(team, mr, "/award_emoji"), params={"per_page": per_page})
-        assert len(response.json()) == per_page
-        counts.append(counter.count)
+    counts = statements_per_page(rt, guest, v4_path(team, mr, "/award_emoji"), (1, 6))
     assert counts[0] == counts[1] <= 8

@@ -12,8 +12,14 @@ from codeyard.db.readers import SessionReader, now
 from codeyard.services import discussions
 from codeyard.services.merge_requests import trail
 
-from ..support import QueryCounter
-from .merge_request_threads import note_hooks, open_request, open_team, v4_path
+from .merge_request_threads import (
+    note_hooks,
+    open_request,
+    open_team,
+    second_request,
+    statements_per_page,
+    v4_path,
+)
 
 
 @pytest.fixture
@@ -197,10 +203,7 @@ def test_a_position_that_is_no_map_is_400(api4, api, rt, team):
 
 def test_discussion_lookups_and_hostile_ids(api4, api, rt, team):
     mr = open_request(api, team)
-    team.work.git("checkout", "-q", "-b", "second", "master")
-    team.work.commit("second work", {"c.txt": "c\n"})
-    team.work.push("second")
-    other = open_request(api, team, "second", "Add c")
+    other = second_request(api, team)
     dev = api4.as_(team.user("developer"))
     theirs = dev.post(v4_path(team, other, "/discussions"), json={"body": "elsewhere"}).json()
     mine = dev.post(v4_path(team, mr, "/discussions"), json={"body": "here"}).json()
@@ -236,10 +239,5 @@ def test_discussion_pages_with_a_fixed_number_of_queries(api4, api, rt, team):
     assert [len(d["notes"]) for d in page.json()] == [3, 4]
     assert (page.headers["x-total"], page.headers["x-total-pages"], page.headers["x-next-page"]) == ("5", "3", "3")
     assert dev.get(v4_path(team, mr, "/discussions"), params={"page": 9}).json() == []
-    counts = []
-    for per_page in (1, 5):
-        with QueryCounter(rt) as counter:
-            response = dev.get(v4_path(team, mr, "/discussions"), params={"per_page": per_page})
-        assert len(response.json()) == per_page
-        counts.append(counter.count)
+    counts = statements_per_page(rt, dev, v4_path(team, mr, "/discussions"), (1, 5))
     assert counts[0] == counts[1] <= 8

@@ -8,8 +8,14 @@ import pytest
 from codeyard.db.models import AwardEmoji, Event, MergeRequest, Note
 from codeyard.services.merge_requests import trail
 
-from ..support import QueryCounter
-from .merge_request_threads import note_hooks, open_request, open_team, v4_path
+from .merge_request_threads import (
+    note_hooks,
+    open_request,
+    open_team,
+    second_request,
+    statements_per_page,
+    v4_path,
+)
 
 NOTE_FIELDS = {
     "id", "type", "body", "attachment", "author", "created_at", "updated_at", "system", "noteable_id", "noteable_type",
@@ -89,12 +95,7 @@ def test_order_and_pages_with_a_fixed_number_of_queries(api4, api, rt, team):
     assert [n["id"] for n in second] == ids[4:]
     for bad in ({"sort": "sideways"}, {"order_by": "body"}):
         assert dev.get(v4_path(team, mr, "/notes"), params=bad).status_code == 400, bad
-    counts = []
-    for per_page in (1, 6):
-        with QueryCounter(rt) as counter:
-            response = dev.get(v4_path(team, mr, "/notes"), params={"per_page": per_page})
-        assert len(response.json()) == per_page
-        counts.append(counter.count)
+    counts = statements_per_page(rt, dev, v4_path(team, mr, "/notes"), (1, 6))
     assert counts[0] == counts[1] <= 8
 
 
@@ -164,11 +165,7 @@ def test_who_reads_and_comments(api4, api, rt, users, projects, admin, tmp_path,
 
 def test_hostile_input(api4, api, rt, team):
     mr = open_request(api, team)
-    other = None
-    team.work.git("checkout", "-q", "-b", "second", "master")
-    team.work.commit("second work", {"c.txt": "c\n"})
-    team.work.push("second")
-    other = open_request(api, team, "second", "Add c")
+    other = second_request(api, team)
     dev = api4.as_(team.user("developer"))
     theirs = dev.post(v4_path(team, other, "/notes"), json={"body": "on the other one"}).json()
     for missing in (theirs["id"], 99999999, 99999999999, "abc", "-1", "1%2F..%2F2"):

@@ -36,6 +36,7 @@ from ..db.queries import (
     read_row,
 )
 from ..errors import Forbidden, Invalid, NotFound, RecordNotFound
+from ..git import diffs
 from ..policies import projects as policy
 from . import notes
 from .identity import CONTACT_FIELDS, Contact
@@ -296,20 +297,8 @@ def checked_position(rt, project, mr, position) -> str:
 def _has_line(patch: str, old_line: int | None, new_line: int | None) -> bool:
     """Whether PATCH shows a line numbered OLD_LINE on the old side and NEW_LINE on the new (either
     None: not compared); an added line has no old number, a removed one no new number."""
-    old = new = 0
-    in_hunk = False
-    for text in patch.split("\n"):
-        hunk = _HUNK.match(text)
-        if hunk:
-            old, new, in_hunk = int(hunk[1]), int(hunk[2]), True
-            continue
-        if not in_hunk or not text or text[0] not in " +-":
-            continue
-        at_old, at_new = (None if text[0] == "+" else old), (None if text[0] == "-" else new)
+    for kind, old, new in diffs.numbered_lines(patch):
+        at_old, at_new = (None if kind == "new" else old), (None if kind == "old" else new)
         if (old_line is None or at_old == old_line) and (new_line is None or at_new == new_line):
             return True
-        old, new = old + (text[0] != "+"), new + (text[0] != "-")
     return False
-
-
-_HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
