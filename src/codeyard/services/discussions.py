@@ -14,7 +14,7 @@ import json
 import re
 from collections import OrderedDict
 
-from sqlalchemy import Integer, String, bindparam, func, literal, select, update
+from sqlalchemy import Integer, String, bindparam, func, literal, select
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import MAX_INTEGER, MergeRequest, Note, Project, User, utcnow
@@ -197,19 +197,16 @@ def resolve(session: Session, access, actor, mr: MergeRequest, found: list[Note]
     """Resolve (RESOLVED) or unresolve the resolvable notes of FOUND (a thread's, or one of them) on
     MR; notes resolved before keep who resolved them. 400 when none of them is resolvable."""
     may_resolve(access, actor, mr)
-    ids = [note.id for note in found if note.resolvable]
-    if not ids:
+    resolvable = [note for note in found if note.resolvable]
+    if not resolvable:
         raise Invalid.field("resolved", "the discussion is not resolvable")
-    changed = (
-        {"resolved_at": utcnow(), "resolved_by_id": actor.id} if resolved else {"resolved_at": None, "resolved_by_id": None}
-    )
-    statement = update(Note).where(Note.id.in_(ids))
-    if resolved:
-        statement = statement.where(Note.resolved_at.is_(None))
-    session.execute(statement.values(**changed, updated_at=utcnow()), execution_options={"synchronize_session": False})
+    moment = utcnow()
+    for note in resolvable:
+        if not resolved:
+            note.resolved_at = note.resolved_by_id = None
+        elif note.resolved_at is None:
+            note.resolved_at, note.resolved_by_id = moment, actor.id
     session.flush()
-    for note in found:
-        session.expire(note)
 
 
 # --- a thread's position on the diff -------------------------------------------------------------
