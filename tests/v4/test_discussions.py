@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlalchemy import select
 
 from codeyard.db.models import MergeRequest, Note
+from codeyard.db.models.merge_requests import unresolved_notes
 from codeyard.db.readers import SessionReader, now
 from codeyard.services import discussions
 from codeyard.services.merge_requests import trail
@@ -241,3 +243,19 @@ def test_discussion_pages_with_a_fixed_number_of_queries(api4, api, rt, team):
     assert dev.get(v4_path(team, mr, "/discussions"), params={"page": 9}).json() == []
     counts = statements_per_page(rt, dev, v4_path(team, mr, "/discussions"), (1, 5))
     assert counts[0] == counts[1] <= 8
+
+
+def test_unresolved_notes_per_request_in_one_statement(api4, api, rt, team):
+    """What the request's `blocking_discussions_resolved` reads: its resolvable notes nobody resolved,
+    a column of a statement of requests (no query per request)."""
+    mr, other = open_request(api, team), second_request(api, team)
+    dev = api4.as_(team.user("developer"))
+    for _ in range(2):
+        dev.post(v4_path(team, mr, "/discussions"), json={"body": "open"})
+    done = dev.post(v4_path(team, other, "/discussions"), json={"body": "done"}).json()
+    dev.put(v4_path(team, other, f"/discussions/{done['id']}"), json={"resolved": True})
+    dev.post(v4_path(team, other, "/notes"), json={"body": "a comment blocks nothing"})
+    statement = select(MergeRequest.id, unresolved_notes(MergeRequest.id)).order_by(MergeRequest.id)
+    with rt.db.session() as session:
+        assert [tuple(row) for row in session.execute(statement)] == [(mr["id"], 2), (other["id"], 0)]
+    assert (_unresolved(rt, mr), _unresolved(rt, other)) == (2, 0)
