@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from codeyard.db.models import AwardEmoji
+from codeyard.services import award_emoji
 
 from ..support import QueryCounter
 from .merge_request_threads import open_request, open_team, second_request, statements_per_page, v4_path
@@ -142,3 +143,21 @@ def test_award_list_pages_with_a_fixed_number_of_queries(api4, api, rt, team):
     assert (page.headers["x-total"], page.headers["x-total-pages"]) == ("6", "2")
     counts = statements_per_page(rt, guest, v4_path(team, mr, "/award_emoji"), (1, 6))
     assert counts[0] == counts[1] <= 8
+
+
+def test_forgetting_a_request_takes_its_awards_and_its_notes(api4, api, rt, team):
+    """What deleting a request calls first (`award_emoji.forget_request`): its awards and its notes'
+    go, another request's stay."""
+    mr, other = open_request(api, team), second_request(api, team)
+    guest = api4.as_(team.user("guest"))
+    for request in (mr, other):
+        note = guest.post(v4_path(team, request, "/notes"), json={"body": "x"}).json()
+        guest.post(v4_path(team, request, f"/notes/{note['id']}/award_emoji"), json={"name": "tada"})
+        guest.post(v4_path(team, request, "/award_emoji"), json={"name": "tada"})
+    assert _award_count(rt) == 4
+    with rt.db.transaction() as session:
+        award_emoji.forget_request(session, mr["id"])
+    assert [a["name"] for a in guest.get(v4_path(team, other, "/award_emoji")).json()] == ["tada"]
+    with rt.db.session() as session:
+        kept = {(a.awardable_type, a.awardable_id) for a in session.query(AwardEmoji)}
+    assert len(kept) == 2 and ("MergeRequest", other["id"]) in kept

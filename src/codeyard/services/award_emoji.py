@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import functools
 
-from sqlalchemy import Integer, String, bindparam, select
+from sqlalchemy import Integer, String, and_, bindparam, delete, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
-from ..db.models import AwardEmoji, User, is_id
+from ..db.models import AwardEmoji, Note, User, is_id
+from ..db.models.merge_requests import MERGE_REQUEST_AWARDABLE, NOTE_AWARDABLE
 from ..db.queries import api_text, joined_columns, joined_part, page_statements, read_page, read_row
 from ..errors import Forbidden, NotFound
 from .identity import CONTACT_FIELDS, Contact
@@ -89,3 +90,13 @@ def remove(session: Session, actor, awardable_type: str, awardable_id: int, awar
         raise Forbidden()
     session.delete(found)
     session.flush()
+
+
+def forget_request(session: Session, mr_id: int) -> None:
+    """Delete the emoji awarded to request MR_ID and to its notes: what deleting the request must do
+    first (awards name what they are on by type and id, with no foreign key to cascade)."""
+    on_notes = select(Note.id).where(Note.merge_request_id == mr_id)
+    session.execute(delete(AwardEmoji).where(or_(
+        and_(AwardEmoji.awardable_type == MERGE_REQUEST_AWARDABLE, AwardEmoji.awardable_id == mr_id),
+        and_(AwardEmoji.awardable_type == NOTE_AWARDABLE, AwardEmoji.awardable_id.in_(on_notes)),
+    )))  # fmt: skip
