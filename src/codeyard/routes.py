@@ -30,8 +30,10 @@ from .api.v3 import (
     uploads,
     users,
 )
+from .api.v4 import award_emoji as v4_award_emoji
 from .api.v4 import branches as v4_branches
 from .api.v4 import commits as v4_commits
+from .api.v4 import discussions as v4_discussions
 from .api.v4 import files as v4_files
 from .api.v4 import groups as v4_groups
 from .api.v4 import hooks as v4_hooks
@@ -39,6 +41,7 @@ from .api.v4 import members as v4_members
 from .api.v4 import merge_requests as v4_merge_requests
 from .api.v4 import meta as v4_meta
 from .api.v4 import namespaces as v4_namespaces
+from .api.v4 import notes as v4_notes
 from .api.v4 import personal_access_tokens as v4_personal_access_tokens
 from .api.v4 import projects as v4_projects
 from .api.v4 import protected_branches as v4_protected_branches
@@ -93,6 +96,7 @@ API4 = (
     v4_hooks.routes,
 )
 API4 = (v4_meta.routes, v4_users.routes, v4_branches.routes, v4_protected_branches.routes, v4_tags.routes)
+API4 = (v4_meta.routes, v4_users.routes, v4_notes.routes, v4_discussions.routes, v4_award_emoji.routes)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,

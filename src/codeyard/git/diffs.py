@@ -19,7 +19,7 @@ import re
 import select
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -606,10 +606,10 @@ _HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _LINE_TYPES = {"+": "new", "-": "old"}
 
 
-def line_position(patch: str, new_line: int, line_type: str) -> tuple[int, int] | None:
-    """(old, new) position of the LINE_TYPE line (`new`: added, `old`: removed) of PATCH whose new-side
-    position is NEW_LINE, numbered as GitLab 8's diff parser numbered them (a removed line's new-side
-    position is that of the next line); None when PATCH has no such line."""
+def numbered_lines(patch: str) -> Iterator[tuple[str | None, int, int]]:
+    """(type, old, new) of each line of PATCH's hunks: its type (`new`: added, `old`: removed, None:
+    context) and the old and new positions GitLab 8's diff parser gave it (an added line's old
+    position and a removed line's new one are those of the next line on that side)."""
     old = new = 0
     in_hunk = False
     for text in patch.split("\n"):
@@ -620,10 +620,18 @@ def line_position(patch: str, new_line: int, line_type: str) -> tuple[int, int] 
         if not in_hunk or not text or text.startswith("\\"):
             continue
         kind = _LINE_TYPES.get(text[0])  # None: a context line
-        if kind == line_type and new == new_line:
-            return old, new
+        yield kind, old, new
         if kind != "new":
             old += 1
         if kind != "old":
             new += 1
+
+
+def line_position(patch: str, new_line: int, line_type: str) -> tuple[int, int] | None:
+    """(old, new) position of the LINE_TYPE line (`new`: added, `old`: removed) of PATCH whose new-side
+    position is NEW_LINE, numbered as GitLab 8's diff parser numbered them (a removed line's new-side
+    position is that of the next line); None when PATCH has no such line."""
+    for kind, old, new in numbered_lines(patch):
+        if kind == line_type and new == new_line:
+            return old, new
     return None

@@ -9,10 +9,11 @@ import hashlib
 from dataclasses import dataclass
 
 from sqlalchemy import Integer, String, bindparam, literal
+from sqlalchemy import delete as sa_delete
 from sqlalchemy.orm import Session, aliased, joinedload
 
-from ..db.models import MergeRequest, Note, Project, User, is_id
-from ..db.models.merge_requests import MERGE_REQUEST_NOTE
+from ..db.models import AwardEmoji, MergeRequest, Note, Project, User, is_id
+from ..db.models.merge_requests import MERGE_REQUEST_NOTE, NOTE_AWARDABLE
 from ..db.queries import api_text, joined_columns, joined_part, page_statements, read_page, read_row
 from ..entities import merge_request_hooks as hook_entities
 from ..entities.commits import title as commit_title
@@ -55,9 +56,24 @@ async def read_comment(reader, project_id: int, mr_id: int, note_id: int) -> tup
     return row, joined_part(Contact, row, "author_")
 
 
-def comment_on_merge_request(session: Session, rt, project: Project, actor, mr: MergeRequest, text: str) -> Note:
-    """Add a comment (`:+1:` / `:-1:` count as votes): a `commented on` event and a Note Hook."""
+@dataclass(frozen=True)
+class Thread:
+    """Where a note goes in a request's discussions: DISCUSSION_ID's thread, as a note of TYPE
+    (`DiscussionNote`, or `DiffNote` at POSITION, JSON text); a thread's notes are resolvable."""
+
+    discussion_id: str
+    type: str
+    position: str | None = None
+
+
+def comment_on_merge_request(session: Session, rt, project: Project, actor, mr: MergeRequest, text: str,
+                             thread: Thread | None = None) -> Note:  # fmt: skip
+    """Add a comment (`:+1:` / `:-1:` count as votes), a discussion of its own or a note of THREAD:
+    a `commented on` event and a Note Hook."""
     note = Note(project_id=project.id, merge_request_id=mr.id, author_id=actor.id, note=text)
+    if thread is not None:
+        note.discussion_id, note.type, note.position = thread.discussion_id, thread.type, thread.position
+        note.resolvable = True
     session.add(note)
     session.flush()
     events.record(session, project, actor.id, events.COMMENTED, target_id=note.id, target_type="Note", title=mr.title)
@@ -75,14 +91,28 @@ def merge_request_note(session: Session, mr: MergeRequest, note_id: int) -> Note
     return note
 
 
-def update(session: Session, access, actor, note: Note, body: str) -> Note:
-    """A new text for NOTE: its author may, and whoever administers the project's notes (master+);
-    nobody edits a system note (the service's record of what happened)."""
+def _may_change(access, actor, note: Note) -> None:
+    """403 unless ACTOR may change NOTE: its author, or whoever administers the project's notes
+    (master+); nobody changes a system note (the service's record of what happened)."""
     if note.system or (note.author_id != actor.id and not access.can(policy.ADMIN_NOTE)):
         raise Forbidden()
+
+
+def update(session: Session, access, actor, note: Note, body: str) -> Note:
+    """A new text for NOTE, by whoever may change it (`_may_change`)."""
+    _may_change(access, actor, note)
     note.note = body
     session.flush()
     return note
+
+
+def delete(session: Session, access, actor, note: Note) -> None:
+    """Delete NOTE and the emoji awarded to it, by whoever may change it (`_may_change`); the rest
+    of its discussion stays."""
+    _may_change(access, actor, note)
+    session.execute(sa_delete(AwardEmoji).where(AwardEmoji.awardable_type == NOTE_AWARDABLE, AwardEmoji.awardable_id == note.id))
+    session.delete(note)
+    session.flush()
 
 
 # --- comments on commits -------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from .base import MAX_INTEGER, MIN_INTEGER, Base, is_id, parse_id, utcnow
 from .ci import Build, Pipeline, Runner, RunnerProject
 from .jobs import FAILED, PENDING, RUNNING, HookDelivery, Job
-from .merge_requests import MergeRequest, Note
+from .merge_requests import AwardEmoji, MergeRequest, Note
 from .projects import (
     DEVELOPER,
     GUEST,
@@ -42,6 +42,7 @@ __all__ = [
     "REPORTER",
     "RUNNING",
     "ApplicationSetting",
+    "AwardEmoji",
     "Base",
     "Build",
     "Email",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import secrets
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, func, select
 from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -102,12 +103,29 @@ Index("ix_merge_requests_target_created", MergeRequest.target_project_id, MergeR
 
 
 MERGE_REQUEST_NOTE, COMMIT_NOTE = "MergeRequest", "Commit"
+# A note's `type` (GitLab's STI class): None for a comment (its own discussion), a reply in a thread,
+# or a thread's note on one line of a diff (`position`).
+DISCUSSION_NOTE, DIFF_NOTE = "DiscussionNote", "DiffNote"
+# What an emoji is awarded to (`AwardEmoji.awardable_type`): GitLab's class names.
+MERGE_REQUEST_AWARDABLE, NOTE_AWARDABLE = "MergeRequest", "Note"
+
+
+def new_discussion_id() -> str:
+    """A discussion's id: 40 hex characters, as GitLab's (SHA-1 sized), not derived from anything."""
+    return secrets.token_hex(20)
 
 
 class Note(Base):
     """A comment on a merge request (`merge_request_id`) or on a commit (`commit_id`, optionally on one
     line of its diff: `path`, `line`, `line_type`). A `system` note is written by the service, not
-    typed by its author (who caused it): it records what happened to a request and why."""
+    typed by its author (who caused it): it records what happened to a request and why.
+
+    Every note belongs to a discussion (`discussion_id`): a comment is a discussion of its own; a
+    thread's notes (`type` DiscussionNote, or DiffNote with its `position` on the request's diff,
+    JSON text) share one. What a note is on stays in its own foreign key (`merge_request_id`,
+    `commit_id`; another kind of noteable adds its own), so deleting the request deletes its notes;
+    the thread columns are not the request's: `resolvable` says whether a note can be resolved
+    (a thread's notes on a merge request), `resolved_at` / `resolved_by_id` whether and by whom."""
 
     __tablename__ = "notes"
     __table_args__ = (
@@ -126,10 +144,16 @@ class Note(Base):
     author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     note: Mapped[str] = mapped_column(Text)
     system: Mapped[bool] = mapped_column(Boolean, default=False)
+    discussion_id: Mapped[str] = mapped_column(String(40), default=new_discussion_id)
+    type: Mapped[str | None] = mapped_column(String(32))
+    resolvable: Mapped[bool] = mapped_column(Boolean, default=False)
+    resolved_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime)
+    resolved_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    position: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
 
-    author: Mapped[User | None] = relationship()
+    author: Mapped[User | None] = relationship(foreign_keys=[author_id])
 
     @property
     def noteable_type(self) -> str:
@@ -139,3 +163,36 @@ class Note(Base):
 def noteable_type_of(commit_id: str | None) -> str:
     """What a note is on: a commit (it has a commit id) or a merge request."""
     return COMMIT_NOTE if commit_id is not None else MERGE_REQUEST_NOTE
+
+
+def unresolved_notes(mr_id):
+    """The number of request MR_ID's (a column or a bound parameter) resolvable notes nobody has
+    resolved, as a scalar subquery: 0 is GitLab's `blocking_discussions_resolved`."""
+    return (
+        select(func.count()).select_from(Note)
+        .where(Note.merge_request_id == mr_id, Note.resolvable.is_(True), Note.resolved_at.is_(None))
+        .scalar_subquery()
+    )  # fmt: skip
+
+
+class AwardEmoji(Base):
+    """An emoji a user awarded to something (`awardable_type` and `awardable_id`: a merge request or a
+    note; GitLab's names, so that issues and snippets can be awarded to alike). `project_id` is the
+    awardable's project: awards go with it. A user awards a name once per awardable."""
+
+    __tablename__ = "award_emoji"
+    __table_args__ = (
+        UniqueConstraint("awardable_type", "awardable_id", "user_id", "name", name="uq_award_emoji_awardable_user_name"),
+        NO_ID_REUSE,
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    awardable_type: Mapped[str] = mapped_column(String(32))
+    awardable_id: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)
+
+    user: Mapped[User] = relationship()

@@ -1,6 +1,6 @@
 """The read path of merge requests: a page of a project's requests, one request, what its
 comparison needs; statements built once, run by any reader (`db/readers.py`). Votes are the
-request's `:+1:` / `:-1:` comments."""
+request's `:+1:` / `:-1:` comments and its `thumbsup` / `thumbsdown` award emoji."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from sqlalchemy import Integer, String, Text, bindparam, cast, func, or_, select, union
 from sqlalchemy.orm import aliased
 
-from ...db.models import Event, MergeRequest, Namespace, Note, Project, User, is_id
+from ...db.models import AwardEmoji, Event, MergeRequest, Namespace, Note, Project, User, is_id
 from ...db.models.ci import Pipeline
-from ...db.models.merge_requests import CLOSED, LOCKED, MERGED, OPEN_STATES, OPENED
+from ...db.models.merge_requests import CLOSED, LOCKED, MERGE_REQUEST_AWARDABLE, MERGED, OPEN_STATES, OPENED
 from ...db.queries import api_text, joined_columns, joined_part, page_statements, read_row
 from ...db.queries import read_page as read_page_of
 from ...errors import RecordNotFound
@@ -22,13 +22,21 @@ from .. import events, visibility
 from ..identity import CONTACT_FIELDS, Contact
 
 UPVOTE, DOWNVOTE = ":+1:", ":-1:"
+_AWARDED = {UPVOTE: "thumbsup", DOWNVOTE: "thumbsdown"}
 
 _AUTHOR, _ASSIGNEE = aliased(User, name="author"), aliased(User, name="assignee")
 
 
 def _votes(text: str):
-    """The number of the request's comments that are TEXT (a vote), leading and trailing blanks aside."""
-    return select(func.count()).where(Note.merge_request_id == MergeRequest.id, func.trim(Note.note) == text).scalar_subquery()
+    """The request's votes TEXT (`:+1:` or `:-1:`): its comments that are TEXT, leading and trailing
+    blanks aside, and the emoji of that name awarded to it (`thumbsup`, `thumbsdown`), as GitLab
+    8.9+ counted both."""
+    comments = select(func.count()).where(Note.merge_request_id == MergeRequest.id, func.trim(Note.note) == text)
+    awards = select(func.count()).where(
+        AwardEmoji.awardable_type == MERGE_REQUEST_AWARDABLE, AwardEmoji.awardable_id == MergeRequest.id,
+        AwardEmoji.name == _AWARDED[text],
+    )  # fmt: skip
+    return comments.scalar_subquery() + awards.scalar_subquery()
 
 
 _LIST_COLUMNS = (
