@@ -94,9 +94,13 @@ API4 = (
     v4_personal_access_tokens.routes,
     v4_projects.routes,
     v4_hooks.routes,
+    v4_branches.routes,
+    v4_protected_branches.routes,
+    v4_tags.routes,
+    v4_notes.routes,
+    v4_discussions.routes,
+    v4_award_emoji.routes,
 )
-API4 = (v4_meta.routes, v4_users.routes, v4_branches.routes, v4_protected_branches.routes, v4_tags.routes)
-API4 = (v4_meta.routes, v4_users.routes, v4_notes.routes, v4_discussions.routes, v4_award_emoji.routes)
 OUTSIDE_THE_API = (transport.routes, ci.root_routes, oauth.routes, meta.routes, uploads.root_routes)
 PAGES = (
     repository_pages.pages,

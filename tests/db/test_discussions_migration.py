@@ -1,4 +1,4 @@
-"""Migration 0018 on both backends: the notes written before it each get a discussion of their own
+"""Migration 0021 on both backends: the notes written before it each get a discussion of their own
 (40 hex characters, distinct), comments as they were (no type, not resolvable)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Migration 0019: v3's developers_can_push becomes push and merge levels (30, else 40), and back."""
+"""Migration 0020: v3's developers_can_push becomes push and merge levels (30, else 40), and back."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_existing_protections_keep_their_meaning(fresh_url):  # noqa: F811
     insert(fresh_url, "projects", id=1, namespace_id=1, name="p", path="p")
     insert(fresh_url, "protected_branches", id=1, project_id=1, name="devs", developers_can_push=True)
     insert(fresh_url, "protected_branches", id=2, project_id=1, name="masters", developers_can_push=False)
-    migrate.upgrade(fresh_url, "0019")
+    migrate.upgrade(fresh_url, "0020")
     assert run(fresh_url, ROWS) == [("devs", 30, 30, 40, False), ("masters", 40, 40, 40, False)]
     migrate.downgrade(fresh_url, "0016")
     assert run(fresh_url, "SELECT name, developers_can_push FROM protected_branches ORDER BY name") == [

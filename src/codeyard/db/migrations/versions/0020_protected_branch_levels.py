@@ -1,16 +1,16 @@
 """protected branch levels: who may push, merge and unprotect (access levels), and force pushes,
 in place of the one `developers_can_push` flag (API v4's protected branches)
 
-Revision ID: 0019
-Revises: 0016
+Revision ID: 0020
+Revises: 0019
 Create Date: 2026-11-29
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0019"
-down_revision = "0016"
+revision = "0020"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 

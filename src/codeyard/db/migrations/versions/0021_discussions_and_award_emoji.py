@@ -2,16 +2,16 @@
 thread's notes share one, resolvable on merge requests, a diff thread's with its position), and
 users award emoji to merge requests and notes
 
-Revision ID: 0018
-Revises: 0016
+Revision ID: 0021
+Revises: 0020
 Create Date: 2026-11-29
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0018"
-down_revision = "0016"
+revision = "0021"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 

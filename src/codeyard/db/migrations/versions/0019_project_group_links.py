@@ -1,16 +1,16 @@
 """project group links: a project shared with a group, whose members reach it at their group level,
 at most the link's, until the link expires
 
-Revision ID: 0020
-Revises: 0016
+Revision ID: 0019
+Revises: 0018
 Create Date: 2026-11-29
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0020"
-down_revision = "0017"
+revision = "0019"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 

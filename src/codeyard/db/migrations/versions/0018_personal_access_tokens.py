@@ -1,16 +1,16 @@
 """personal access tokens: a token's scopes, whether it was revoked and when it was last used, for
 the personal and impersonation tokens (kinds 'personal' and 'impersonation') of API v4
 
-Revision ID: 0017
-Revises: 0021
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-11-29
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0017"
-down_revision = "0021"
+revision = "0018"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 

@@ -1,6 +1,6 @@
 """user emails: a user's secondary e-mail addresses (API v4 `/user/emails`, `/users/:id/emails`)
 
-Revision ID: 0021
+Revision ID: 0017
 Revises: 0016
 Create Date: 2026-11-29
 """
@@ -8,7 +8,7 @@ Create Date: 2026-11-29
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0021"
+revision = "0017"
 down_revision = "0016"
 branch_labels = None
 depends_on = None
