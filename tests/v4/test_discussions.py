@@ -259,3 +259,31 @@ def test_unresolved_notes_per_request_in_one_statement(api4, api, rt, team):
     with rt.db.session() as session:
         assert [tuple(row) for row in session.execute(statement)] == [(mr["id"], 2), (other["id"], 0)]
     assert (_unresolved(rt, mr), _unresolved(rt, other)) == (2, 0)
+
+
+def test_the_request_shows_whether_its_threads_block(api4, api, rt, team):
+    mr = open_request(api, team)
+    owner = api4.as_(team.user("owner"))
+    request_path = v4_path(team, mr)
+    assert owner.get(request_path).json()["blocking_discussions_resolved"] is True
+    thread = owner.post(v4_path(team, mr, "/discussions"), json={"body": "needs an answer"}).json()
+    reply = owner.post(v4_path(team, mr, f"/discussions/{thread['id']}/notes"), json={"body": "still open"})
+    assert reply.status_code == 201
+    assert owner.get(request_path).json()["blocking_discussions_resolved"] is False
+    listed = owner.get(f"/projects/{team.project.id}/merge_requests").json()
+    assert [found["blocking_discussions_resolved"] for found in listed] == [False]
+    assert owner.put(v4_path(team, mr, f"/discussions/{thread['id']}"), json={"resolved": True}).status_code == 200
+    assert owner.get(request_path).json()["blocking_discussions_resolved"] is True
+
+
+def test_deleting_a_request_drops_its_awards(api4, api, rt, team):
+    from codeyard.db.models import AwardEmoji
+
+    mr = open_request(api, team)
+    owner = api4.as_(team.user("owner"))
+    assert owner.post(v4_path(team, mr, "/award_emoji"), json={"name": "tada"}).status_code == 201
+    note = owner.post(v4_path(team, mr, "/notes"), json={"body": "hi"}).json()
+    assert owner.post(v4_path(team, mr, f"/notes/{note['id']}/award_emoji"), json={"name": "eyes"}).status_code == 201
+    assert owner.delete(v4_path(team, mr)).status_code == 204
+    with rt.db.transaction() as session:
+        assert session.query(AwardEmoji).count() == 0

@@ -210,7 +210,7 @@ def merge_request(row, view: View, people: tuple, sha: str | None, draft: bool) 
         "squash_on_merge": False,
         "task_completion_status": {"count": 0, "completed_count": 0},
         "has_conflicts": row.merge_status == CANNOT_BE_MERGED,
-        "blocking_discussions_resolved": True,
+        "blocking_discussions_resolved": row.unresolved_notes == 0,
     }
 
 

@@ -14,7 +14,15 @@ from sqlalchemy.orm import aliased
 
 from ...db.models import AwardEmoji, Event, MergeRequest, Namespace, Note, Project, User, is_id
 from ...db.models.ci import Pipeline
-from ...db.models.merge_requests import CLOSED, LOCKED, MERGE_REQUEST_AWARDABLE, MERGED, OPEN_STATES, OPENED
+from ...db.models.merge_requests import (
+    CLOSED,
+    LOCKED,
+    MERGE_REQUEST_AWARDABLE,
+    MERGED,
+    OPEN_STATES,
+    OPENED,
+    unresolved_notes,
+)
 from ...db.queries import api_text, joined_columns, joined_part, page_statements, read_row
 from ...db.queries import read_page as read_page_of
 from ...errors import RecordNotFound
@@ -169,7 +177,7 @@ _WIDE_COLUMNS = (
     *_LIST_COLUMNS, MergeRequest.merge_commit_sha, MergeRequest.merge_user_id, MergeRequest.merge_params,
     MergeRequest.diff_head_sha, MergeRequest.diff_base_sha,
     _TARGET.path.label("target_path"), _TARGET_NAMESPACE.path.label("target_namespace_path"),
-    _USER_NOTES.label("user_notes_count"),
+    _USER_NOTES.label("user_notes_count"), unresolved_notes(MergeRequest.id).label("unresolved_notes"),
     api_text(_last_event(events.MERGED), "merged_at"), api_text(_last_event(events.CLOSED), "closed_at"),
     *joined_columns(_MERGE_USER, CONTACT_FIELDS, "merger_"),
 )  # fmt: skip

@@ -21,7 +21,7 @@ from ...git import repo
 from ...git.refs import is_branch_name
 from ...policies import projects as policy
 from .. import access as access_service
-from .. import events, loader
+from .. import award_emoji, events, loader
 from ..repository import path_of, reading
 from .comparison import keep_comparison
 from .status import StatusCheck, plan_check
@@ -245,5 +245,6 @@ def force_remove_source_branch(session: Session, mr: MergeRequest, remove: bool)
 def delete(session: Session, mr: MergeRequest) -> None:
     """Delete MR and its notes (API v4; GitLab 8 had no way to). Its head ref stays, as the
     references of any other request gone."""
+    award_emoji.forget_request(session, mr.id)  # awards name what they are on with no foreign key
     session.delete(mr)
     session.flush()
