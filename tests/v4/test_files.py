@@ -227,6 +227,18 @@ def test_protected_branch_refuses_developers(api4, rt, users, projects, alice, h
                                json={"branch": "master", "content": "x", "commit_message": "m"}).status_code == 200  # fmt: skip
 
 
+def test_admins_only_branch_admits_instance_admins(api4, rt, users, admin, alice, hosted):
+    project, _work = hosted
+    with rt.db.transaction() as session:
+        session.add(ProtectedBranch(project_id=project.id, name="master", push_access_level=60, merge_access_level=60))
+    change = {"branch": "master", "content": "y", "commit_message": "m"}
+    assert api4.as_(alice).put(f"/projects/{project.id}/repository/files/README.md", json=change).status_code == 403
+    assert api4.as_(admin).put(f"/projects/{project.id}/repository/files/README.md", json=change).status_code == 200
+    commit = {"branch": "master", "commit_message": "m", "actions": [{"action": "create", "file_path": "n.txt", "content": "n"}]}
+    assert api4.as_(alice).post(f"/projects/{project.id}/repository/commits", json=commit).status_code == 403
+    assert api4.as_(admin).post(f"/projects/{project.id}/repository/commits", json=commit).status_code == 201
+
+
 def test_big_file_is_streamed_with_its_digest(gl, api4, alice, hosted):
     project, _work = hosted
     data = bytes(range(256)) * (6 * 1024 + 7)  # over 1 MiB: streamed from git, not held whole

@@ -61,8 +61,28 @@ def schema_of(annotation: Any, components: dict[str, dict]) -> dict:
     raise TypeError(f"no JSON schema for {annotation!r}")
 
 
-def _component(entity: type, components: dict[str, dict]) -> dict:
+_CLAIMED: dict[str, type] = {}  # component name -> the entity that has it
+
+
+def component_name(entity: type) -> str:
+    """The entity's name in the document: v4's shapes (`entities/v4`) end in V4, since v3's and
+    v4's entities of one area often share a name (`RepoFile`); two different shapes of one name
+    are an error (the document would show one of them for both)."""
     name = entity.__name__
+    if entity.__module__.startswith("codeyard.entities.v4") and "V4" not in name:
+        name += "V4"
+    claimed = _CLAIMED.setdefault(name, entity)
+    if claimed is not entity and _shape(claimed) != _shape(entity):
+        raise TypeError(f"two response shapes are named {name}: {claimed.__module__} and {entity.__module__}")
+    return name
+
+
+def _shape(entity: type) -> tuple:
+    return get_type_hints(entity), entity.__required_keys__
+
+
+def _component(entity: type, components: dict[str, dict]) -> dict:
+    name = component_name(entity)
     if name not in components:
         components[name] = {}  # placeholder: an entity may contain itself
         hints = get_type_hints(entity)

@@ -33,7 +33,7 @@ class RunnerRecord(TypedDict):
     created_at: str | None
 
 
-class ArtifactsFile(TypedDict):
+class RunnerArtifactsFile(TypedDict):
     filename: str
     size: int
 
@@ -60,7 +60,7 @@ class _BuildSummaryFields(TypedDict):
 class DependencyBuild(_BuildSummaryFields, total=False):
     """A build of an earlier stage; `artifacts_file` only when it has artifacts."""
 
-    artifacts_file: ArtifactsFile
+    artifacts_file: RunnerArtifactsFile
 
 
 class _RunnerJobFields(_BuildSummaryFields):
@@ -77,7 +77,7 @@ class _RunnerJobFields(_BuildSummaryFields):
 class RunnerJob(_RunnerJobFields, total=False):
     """The job handed to a runner; `artifacts_file` only when it has artifacts."""
 
-    artifacts_file: ArtifactsFile
+    artifacts_file: RunnerArtifactsFile
 
 
 class TempPath(TypedDict):

@@ -44,9 +44,8 @@ def change(session: Session, rt, project: Project, user, access: Access, action:
     """Commit ACTION of FILE_PATH on BRANCH as USER; 403 where a push of it would be refused."""
     checked_name(branch)
     # A fast-forward update of an existing or new branch: the old and new SHAs do not decide it.
-    refusal = branch_policy.refusal(
-        access, HEADS + branch, "", "", protections(session, project).get(branch), forced=False
-    )
+    protection = protections(session, project).get(branch)
+    refusal = branch_policy.refusal(access, HEADS + branch, "", "", protection, forced=False, admin=bool(user.is_admin))
     if refusal is not None:
         raise Forbidden(refusal)
     journal = push_journal.for_ref_moves(session, rt, project.id, user.id)
@@ -83,11 +82,11 @@ def _identity(user) -> dict[str, str]:
 NOT_ON_A_BRANCH = "You can only create or edit files when you are on a branch"
 
 
-def check_push(access: Access, branch: str, protection) -> None:
+def check_push(access: Access, branch: str, protection, admin: bool) -> None:
     """400 for a bad branch name, 403 where a push to BRANCH (PROTECTION its protected branch row,
-    or None) would be refused."""
+    or None) by the caller (ADMIN: an instance admin) would be refused."""
     checked_name(branch)
-    refusal = branch_policy.refusal(access, HEADS + branch, "", "", protection, forced=False)
+    refusal = branch_policy.refusal(access, HEADS + branch, "", "", protection, forced=False, admin=admin)
     if refusal is not None:
         raise Forbidden(refusal)
 

@@ -47,7 +47,8 @@ def _may_rebase(session: Session, actor, source: Project, branch: str) -> str | 
     if not access.can(policy.DOWNLOAD_CODE):
         return branch_policy.NO_PUSH
     protection = protected_branches.protections(session, source).get(branch)
-    return branch_policy.refusal(access, HEADS + branch, "rebased", "onto", protection, forced=True)
+    return branch_policy.refusal(access, HEADS + branch, "rebased", "onto", protection, forced=True,
+                                 admin=bool(actor.is_admin))  # fmt: skip
 
 
 def request(session: Session, actor, mr: MergeRequest) -> None:
