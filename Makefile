@@ -7,6 +7,8 @@ STAMP  := $(VENV)/.installed-stamp
 # package `gitlab`, so this one lives in a directory of its own that tests/v4 imports from.
 GITLAB8 := $(VENV)/clients/python-gitlab-8
 GITLAB8_PINS := python-gitlab==8.6.0 requests-toolbelt==1.0.0
+# gitbeaker, today's Node.js client, for tests/v4/test_gitbeaker.py where npm is found (skipped elsewhere).
+GITBEAKER := $(VENV)/clients/gitbeaker
 HOST   ?= 127.0.0.1
 PORT   ?= 8080
 DATA   ?= ./data
@@ -35,6 +37,14 @@ $(GITLAB8)/.stamp: $(STAMP) Makefile
 	$(BIN)/python -m pip install -q --no-deps --target $(GITLAB8) $(GITLAB8_PINS)
 	touch $@
 
+$(GITBEAKER)/.stamp: tests/v4/gitbeaker/package.json tests/v4/gitbeaker/package-lock.json
+	rm -rf $(GITBEAKER) && mkdir -p $(GITBEAKER)
+	if command -v npm >/dev/null 2>&1; then \
+	  cp tests/v4/gitbeaker/package.json tests/v4/gitbeaker/package-lock.json $(GITBEAKER)/ && \
+	  npm ci --prefix $(GITBEAKER) --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: tests/v4/test_gitbeaker.py will be skipped"; fi
+	touch $@
+
 install: $(STAMP)
 
 # exec: the server is make's own child; --exit-with: it stops (as on SIGTERM) when make ends,
@@ -47,12 +57,12 @@ lint: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/lint-imports
 
-test: install lint $(GITLAB8)/.stamp
+test: install lint $(GITLAB8)/.stamp $(GITBEAKER)/.stamp
 	$(BIN)/python -m pytest $(PYTEST_PROCESSES) $(PYTEST_ARGS)
 
 # The suite under coverage.py, with the line coverage report (fails under 90 %). Not part of
 # `make test`: on Python 3.11 tracing more than doubles the suite's CPU time.
-coverage: install $(GITLAB8)/.stamp
+coverage: install $(GITLAB8)/.stamp $(GITBEAKER)/.stamp
 	rm -f .coverage .coverage.*
 	$(BIN)/coverage run -m pytest $(PYTEST_PROCESSES) $(PYTEST_ARGS)
 	$(BIN)/coverage combine -q
