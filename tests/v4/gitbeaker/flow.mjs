@@ -24,7 +24,7 @@ const path = `${me}/beaker`;
 await step("show_by_path", async () => (await user.Projects.show(path)).id);
 await step("create_branch", async () => (await user.Branches.create(id, "feature", "main")).name);
 await step("protect", async () => {
-  const found = await user.ProtectedBranches.protect(id, "main", { pushAccessLevel: 40, mergeAccessLevel: 40 });
+  const found = await user.ProtectedBranches.protect(id, "release/*", { pushAccessLevel: 0, mergeAccessLevel: 40 });
   return { name: found.name, push: found.push_access_levels.map((level) => level.access_level) };
 });
 await step("create_file", async () => (await user.RepositoryFiles.create(id, "dir/a.txt", "feature", "hello\n", "Add a")).file_path);
