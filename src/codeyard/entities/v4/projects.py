@@ -13,20 +13,10 @@ from typing import Literal, NamedTuple, TypedDict
 from ..common import View
 from ..projects import Permissions, _membership, _namespace_name
 from . import Visibility, visibility
+from .namespaces import NamespaceV4
 from .users import UserV4Basic, user_basic
 
 AccessLevelWord = Literal["disabled", "private", "enabled"]
-
-
-class ProjectNamespaceV4(TypedDict):
-    id: int
-    name: str
-    path: str
-    kind: str
-    full_path: str
-    parent_id: int | None
-    avatar_url: str | None
-    web_url: str
 
 
 class ProjectLinks(TypedDict):
@@ -72,7 +62,7 @@ class ProjectV4Simple(TypedDict):
     avatar_url: str | None
     star_count: int
     last_activity_at: str | None
-    namespace: ProjectNamespaceV4
+    namespace: NamespaceV4
 
 
 class ProjectV4Fields(ProjectV4Simple):
@@ -159,7 +149,7 @@ def _word(enabled: bool) -> AccessLevelWord:
     return "enabled" if enabled else "disabled"
 
 
-def namespace(row, view: View) -> ProjectNamespaceV4:
+def namespace(row, view: View) -> NamespaceV4:
     if row.ns_kind == "user":
         web = f"{view.base_url}/u/{row.ns_path}"
     else:
