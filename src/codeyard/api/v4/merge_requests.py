@@ -144,9 +144,11 @@ async def list_all_merge_requests(ctx: Ctx) -> paging.Page[entities.MergeRequest
     return await _page(ctx, _listing(ctx, reads.EVERYWHERE, "created_by_me"))
 
 
-def _full(ctx: Ctx, parts, changes_count: int | None = None) -> entities.MergeRequestV4Full:
+def _full(ctx: Ctx, parts, changes_count: int | None = None, refs=None) -> entities.MergeRequestV4Full:
+    """The single-request form of PARTS; REFS its `comparison.diff_refs` when read already (off the
+    loop: an open request's merge base walks history), else read here."""
     row, author, assignee = parts
-    base, head, start = comparison.diff_refs(ctx.rt, row)
+    base, head, start = refs or comparison.diff_refs(ctx.rt, row)
     data = entities.merge_request_full(
         row, ctx.view, (author, assignee, reads.merge_user_of(row)), head, is_draft(row.title), can_merge=bool(ctx.actor) and _may_merge(ctx, row),
         diff_refs={"base_sha": base, "head_sha": head, "start_sha": start}, changes_count=changes_count,
@@ -178,7 +180,7 @@ def request_of(ctx: Ctx):
             summary="A merge request")  # fmt: skip
 async def get_merge_request(ctx: Ctx) -> entities.MergeRequestV4Full:
     parts = await reads.read_wide(ctx.rt.db.loop, ctx.project_id, _mr_id(ctx))
-    return _full(ctx, parts)
+    return _full(ctx, parts, refs=await ctx.off_loop(comparison.diff_refs, ctx.rt, parts[0]))
 
 
 TITLE = Str("title", max_length=255, doc="The title; Draft: (or WIP:) marks a draft")
