@@ -22,6 +22,7 @@ from ...http.refusals import answered
 from ...http.replies import encoded
 from ...http.routing import Routes
 from ...policies import projects as policy
+from ...services import protected_branches
 from ...services.merge_requests import accept as merge_accept
 from ...services.merge_requests import comparison, reads, rebase, records, status
 from ..guards import group_guard, merge_request_iid, project_guard
@@ -144,13 +145,16 @@ async def list_all_merge_requests(ctx: Ctx) -> paging.Page[entities.MergeRequest
     return await _page(ctx, _listing(ctx, reads.EVERYWHERE, "created_by_me"))
 
 
-def _full(ctx: Ctx, parts, changes_count: int | None = None, refs=None) -> entities.MergeRequestV4Full:
-    """The single-request form of PARTS; REFS its `comparison.diff_refs` when read already (off the
-    loop: an open request's merge base walks history), else read here."""
+def _full(ctx: Ctx, parts, changes_count: int | None = None, refs=None, can_merge=None) -> entities.MergeRequestV4Full:
+    """The single-request form of PARTS; REFS its `comparison.diff_refs` and CAN_MERGE whether the
+    caller may merge it, when read already on the read path (an open request's merge base walks
+    history: off the loop), else read here in the request's transaction."""
     row, author, assignee = parts
     base, head, start = refs or comparison.diff_refs(ctx.rt, row)
+    if can_merge is None:
+        can_merge = _may_merge(ctx, row, protected_branches.protections(ctx.session, ctx.project_row))
     data = entities.merge_request_full(
-        row, ctx.view, (author, assignee, reads.merge_user_of(row)), head, is_draft(row.title), can_merge=bool(ctx.actor) and _may_merge(ctx, row),
+        row, ctx.view, (author, assignee, reads.merge_user_of(row)), head, is_draft(row.title), can_merge=can_merge,
         diff_refs={"base_sha": base, "head_sha": head, "start_sha": start}, changes_count=changes_count,
     )  # fmt: skip
     if ctx.args.get("include_rebase_in_progress"):
@@ -158,8 +162,10 @@ def _full(ctx: Ctx, parts, changes_count: int | None = None, refs=None) -> entit
     return data
 
 
-def _may_merge(ctx: Ctx, row) -> bool:
-    return row.state in ("opened", "reopened") and merge_accept.may_merge(ctx.session, ctx.project, ctx.access, row)
+def _may_merge(ctx: Ctx, row, protections) -> bool:
+    return ctx.actor is not None and row.state in ("opened", "reopened") and merge_accept.may_merge_under(
+        protections, ctx.access, row.target_branch, bool(ctx.actor.is_admin)
+    )
 
 
 def _rendered(ctx: Ctx) -> entities.MergeRequestV4Full:
@@ -180,7 +186,9 @@ def request_of(ctx: Ctx):
             summary="A merge request")  # fmt: skip
 async def get_merge_request(ctx: Ctx) -> entities.MergeRequestV4Full:
     parts = await reads.read_wide(ctx.rt.db.loop, ctx.project_id, _mr_id(ctx))
-    return _full(ctx, parts, refs=await ctx.off_loop(comparison.diff_refs, ctx.rt, parts[0]))
+    refs = await ctx.off_loop(comparison.diff_refs, ctx.rt, parts[0])
+    can_merge = _may_merge(ctx, parts[0], await protected_branches.read_protections(ctx.rt.db, ctx.project_id))
+    return _full(ctx, parts, refs=refs, can_merge=can_merge)
 
 
 TITLE = Str("title", max_length=255, doc="The title; Draft: (or WIP:) marks a draft")

@@ -78,8 +78,12 @@ def default_message(mr: MergeRequest) -> str:
 def may_merge(session: Session, project: Project, access, mr: MergeRequest, admin: bool = False) -> bool:
     """May the caller merge into the target branch (protected: its merge access level admits the
     caller; ADMIN: an instance admin)?"""
-    protection = protected_branches.protections(session, project).get(mr.target_branch)
-    return branch_policy.may_merge_to(access, protection, admin)
+    return may_merge_under(protected_branches.protections(session, project), access, mr.target_branch, admin)
+
+
+def may_merge_under(protections, access, branch: str, admin: bool = False) -> bool:
+    """`may_merge` with the project's PROTECTIONS read already (on the read path: no session)."""
+    return branch_policy.may_merge_to(access, protections.get(branch), admin)
 
 
 @dataclass(frozen=True)
