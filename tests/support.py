@@ -388,7 +388,8 @@ class WorkingCopy:
             self.git("add", name)
         for name in remove:
             self.git("rm", "-q", name)
-        when = f"2016-01-04T15:{next(self._dates) % 60:02d}:46+01:00"
+        # Later commits are later whatever ran before in this process (minutes from the count, no wrap).
+        when = f"{1451916706 + 60 * next(self._dates)} +0100"
         env_date = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
         result = subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], cwd=self.path,
                                 env={**self.env, **env_date}, capture_output=True, text=True)  # fmt: skip

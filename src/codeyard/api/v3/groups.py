@@ -16,7 +16,8 @@ from ...http.params import Choice, Id, Str
 from ...http.routing import Routes
 from ...policies import groups as group_policy
 from ...policies.projects import ACCESS_LEVELS, VISIBILITY_LEVELS
-from ...services import groups, members, project_reads, projects, users
+from ...services import groups, members, project_reads, projects
+from ..common.groups import NAME, PATH
 from ..guards import group_guard, load_project
 from .projects import LIST_PARAMS, listing, render
 
@@ -25,8 +26,6 @@ routes = Routes()
 READ = (group_guard(),)
 ADMIN = (group_guard(group_policy.ADMIN_GROUP),)
 ADMIN_MEMBERS = (group_guard(group_policy.ADMIN_GROUP_MEMBER),)
-NAME = Str("name", max_length=255, check=groups.name_errors)
-PATH = Str("path", max_length=255, check=users.namespace_path_errors)
 GROUP_FIELDS = (
     Str("description", max_length=2000, nullable=True, multiline=True),
     Choice("visibility_level", VISIBILITY_LEVELS),

@@ -20,6 +20,7 @@ from ...policies import projects as policy
 from ...services import notes
 from ...services.merge_requests import accept as merge_accept
 from ...services.merge_requests import comparison, reads, records, status
+from ..common.merge_requests import request_of
 from ..guards import project_guard
 
 routes = Routes()
@@ -60,9 +61,6 @@ def render(ctx: Ctx, mr, with_iid: bool = True) -> MergeRequest:
     return _listed(ctx, *now(reads.read_one(ctx.reader, mr.target_project_id, mr.id)), with_iid=with_iid)
 
 
-def request_of(ctx: Ctx):
-    """The merge request `:merge_request_id` names in the guarded project; 404 `404 Not found`."""
-    return records.find(ctx.session, ctx.project_id, ctx.path_int("merge_request_id"))
 
 
 @routes.get(

@@ -8,17 +8,16 @@ from ...entities.notes import commit_note as commit_note_entity
 from ...entities.notes import note as note_entity
 from ...http import paging
 from ...http.context import Ctx
-from ...http.params import Choice, GitText, Int, Str
 from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import notes
+from ..common.notes import BODY, COMMIT_COMMENT_PARAMS, comment_on_commit, commit_comments
 from ..guards import project_guard
 from .merge_requests import READ, request_of, single
 
 routes = Routes()
 
 CREATE = (project_guard(policy.READ_MERGE_REQUEST, policy.CREATE_NOTE),)
-BODY = Str("body", required=True, max_length=1_000_000, multiline=True, doc="The text of the note")
 
 
 @single("GET", "/notes", guards=READ, paginated=True, summary="Notes on a merge request, oldest first")
@@ -56,7 +55,6 @@ def update_merge_request_note(ctx: Ctx) -> Note:
 COMMIT_COMMENTS = "/projects/:id/repository/commits/:sha/comments"
 READ_CODE = (project_guard(policy.DOWNLOAD_CODE),)
 COMMENT_ON_CODE = (project_guard(policy.DOWNLOAD_CODE, policy.CREATE_NOTE),)
-LINE = ("path", "line", "line_type")  # all three, or a comment on the whole commit (GitLab 8.6)
 
 
 @routes.get(COMMIT_COMMENTS, guards=READ_CODE, paginated=True, summary="Comments on a commit, oldest first")
@@ -64,20 +62,8 @@ async def list_commit_comments(ctx: Ctx) -> paging.Page[CommitNote]:
     return await commit_comments(ctx, commit_note_entity)
 
 
-async def commit_comments(ctx: Ctx, shape) -> paging.Page:
-    """A page of the comments on `:sha`, each SHAPE(row, view, author) (v3's entity or v4's)."""
-    window = paging.window(ctx)
-    found = await ctx.off_loop(notes.commit, ctx.rt, ctx.project_row, ctx.path_params["sha"])
-    total, listed = await notes.read_commit_comments(ctx.rt.db, ctx.project_id, found.id, window.offset, window.limit)
-    return paging.Page([shape(row, ctx.view, author) for row, author in listed], total, window)
 
 
-COMMIT_COMMENT_PARAMS = (
-    Str("note", required=True, max_length=1_000_000, multiline=True, doc="The text of the comment"),
-    GitText("path", max_length=4096, doc="A file the commit changed (its new path)"),
-    Int("line", minimum=1, doc="The line's number on the new side"),
-    Choice("line_type", ("new", "old"), doc="new: an added line; old: a removed one"),
-)
 
 
 @routes.post(
@@ -91,9 +77,3 @@ async def create_commit_comment(ctx: Ctx) -> CommitNote:
     return commit_note_entity(row, ctx.view, row.author)
 
 
-async def comment_on_commit(ctx: Ctx):
-    """The comment made on `:sha` from the request's COMMIT_COMMENT_PARAMS (its Note row)."""
-    args = ctx.args
-    line = (args["path"], args["line"], args["line_type"]) if all(args.get(name) is not None for name in LINE) else None
-    found, at = await ctx.off_loop(notes.locate, ctx.rt, ctx.project, ctx.path_params["sha"], line)
-    return notes.comment_on_commit(ctx.session, ctx.rt, ctx.project, ctx.actor, found, args["note"], at)

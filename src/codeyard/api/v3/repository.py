@@ -7,7 +7,7 @@ import base64
 import os
 
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import StreamingResponse
 
 from ...entities import commits as shapes
 from ...entities.commits import (
@@ -30,6 +30,7 @@ from ...http.routing import MAX_FILE_BODY, Routes
 from ...policies import projects as policy
 from ...services import files, repository
 from ...services.ci import pipelines
+from ..common.repository import file_chunks, raw
 from ..guards import project_guard
 
 routes = Routes()
@@ -150,14 +151,9 @@ async def get_archive(ctx: Ctx):
     handle = await ctx.rt.archives.open(path, ctx.project_id, sha, git_format, name, f"{name}.{extension}")
     headers = {"content-disposition": f'attachment; filename="{name}.{extension}"',
                "content-length": str(os.fstat(handle.fileno()).st_size)}  # fmt: skip
-    return StreamingResponse(_file_chunks(handle), media_type=media_type, headers=headers)
+    return StreamingResponse(file_chunks(handle), media_type=media_type, headers=headers)
 
 
-def _file_chunks(handle):
-    """The open file's bytes, then it is closed (Starlette reads a plain iterator in a worker thread)."""
-    with handle:
-        while chunk := handle.read(64 * 1024):
-            yield chunk
 
 
 def _file_params(with_content: bool) -> tuple:
@@ -205,22 +201,13 @@ def delete_file(ctx: Ctx) -> shapes.FileChange:
     return _change_file(ctx, files.DELETE)
 
 
-RAW_HEADERS = {"x-content-type-options": "nosniff"}
-RAW_TYPE = "text/plain; charset=utf-8"
 
 
-async def _raw(ctx: Ctx, found) -> Response:
-    """The blob's bytes: read whole when small, streamed from git when big."""
-    if found.streamed:
-        headers = {**RAW_HEADERS, "content-length": str(found.size)}
-        return StreamingResponse(repository.blob_chunks(found), media_type=RAW_TYPE, headers=headers)
-    data = await run_in_threadpool(repository.blob_content, ctx.rt, ctx.project_row, found)
-    return Response(data, media_type=RAW_TYPE, headers=RAW_HEADERS)
 
 
 async def get_blob_at(ctx: Ctx):
     found = await _read(ctx, repository.file_blob, ctx.path_params["sha"], ctx.args["filepath"])
-    return await _raw(ctx, found)
+    return await raw(ctx, found)
 
 
 async def get_commit_blob(ctx: Ctx):
@@ -235,4 +222,4 @@ for _path, _handler in (("/blobs/*sha", get_blob_at), ("/commits/*sha/blob", get
 
 @routes.get(REPOSITORY + "/raw_blobs/:sha", guards=READ, summary="The raw content of a blob by its SHA (4 to 40 hex digits)")
 async def get_raw_blob(ctx: Ctx):
-    return await _raw(ctx, await _read(ctx, repository.blob, ctx.path_params["sha"]))
+    return await raw(ctx, await _read(ctx, repository.blob, ctx.path_params["sha"]))

@@ -5,18 +5,16 @@ from __future__ import annotations
 from ...db.hooks import on_commit
 from ...entities.settings import ApplicationSettings, application_settings
 from ...http.context import Ctx
-from ...http.params import Bool, Choice, Int, IntList, Str, StrList, Url
+from ...http.params import Bool, Choice, Int, IntList, Str, Url
 from ...http.routing import Routes
 from ...services import settings
+from ..common.settings import domain_list
 
 routes = Routes()
 
 LEVELS = settings.VISIBILITY_LEVELS
-DOMAIN = r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+"
 
 
-def domain_list(name: str, **options) -> StrList:
-    return StrList(name, item_pattern=DOMAIN, item_message="'{value}' is not a valid domain", **options)
 
 
 SETTINGS_PARAMS = (

@@ -22,11 +22,11 @@ from ...http.routing import MAX_FILE_BODY, Routes
 from ...policies import projects as policy
 from ...services import files, protected_branches, repository
 from ...services.ci import pipelines
+from ..common.commit_statuses import FILTERS as STATUS_FILTERS
+from ..common.commit_statuses import POSTED as STATUS_POSTED
+from ..common.commit_statuses import posted_status, statuses_page
+from ..common.notes import COMMIT_COMMENT_PARAMS, comment_on_commit, commit_comments
 from ..guards import project_guard
-from ..v3.commit_statuses import FILTERS as STATUS_FILTERS
-from ..v3.commit_statuses import POSTED as STATUS_POSTED
-from ..v3.commit_statuses import posted_status, statuses_page
-from ..v3.notes import COMMIT_COMMENT_PARAMS, comment_on_commit, commit_comments
 from .files import author_of, checked_path, commit_to_branch, content_of
 
 routes = Routes()

@@ -13,8 +13,8 @@ from ...http.params import Any_, Bool, Str
 from ...http.routing import Routes
 from ...services import discussions, notes
 from ...services.merge_requests import reads
-from ..v3.merge_requests import request_of
-from ..v3.notes import BODY
+from ..common.merge_requests import request_of
+from ..common.notes import BODY
 from .notes import COMMENT, READ, REQUEST, mr_id, rendered
 
 routes = Routes()

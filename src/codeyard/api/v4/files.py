@@ -23,8 +23,8 @@ from ...http.replies import Reply, json_body
 from ...http.routing import MAX_FILE_BODY, Routes
 from ...policies import projects as policy
 from ...services import files, protected_branches, repository
+from ..common.repository import raw
 from ..guards import project_guard
-from ..v3.repository import _raw
 
 routes = Routes()
 
@@ -113,7 +113,7 @@ async def _streamed(facts: dict, found):
 async def get_raw_file(ctx: Ctx):
     ref = ctx.args.get("ref") or ctx.project_row.head_branch
     found = await ctx.off_loop(repository.file_blob, ctx.rt, ctx.project_row, ref, _path(ctx))
-    return await _raw(ctx, found)
+    return await raw(ctx, found)
 
 
 def _line(value, name: str) -> int | None:

@@ -15,8 +15,8 @@ from ...http.routing import Routes
 from ...policies import groups as group_policy
 from ...policies.projects import ACCESS_LEVELS, OWNER
 from ...services import groups
+from ..common.groups import NAME, PATH
 from ..guards import group_guard
-from ..v3.groups import NAME, PATH
 
 routes = Routes()
 

@@ -12,9 +12,9 @@ from ...http.params import Choice
 from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import discussions, notes
+from ..common.merge_requests import request_of
+from ..common.notes import BODY
 from ..guards import merge_request_iid, project_guard
-from ..v3.merge_requests import request_of
-from ..v3.notes import BODY
 
 routes = Routes()
 

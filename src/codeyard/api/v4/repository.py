@@ -21,8 +21,8 @@ from ...http.replies import Reply
 from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import repository
+from ..common.repository import file_chunks, raw
 from ..guards import project_guard
-from ..v3.repository import _file_chunks, _raw
 
 routes = Routes()
 
@@ -85,7 +85,7 @@ MAX_BLOB_JSON = 10 * 1024 * 1024
 
 @routes.get(REPOSITORY + "/blobs/:sha/raw", guards=READ, summary="The raw content of a blob by its SHA")
 async def get_raw_blob(ctx: Ctx):
-    return await _raw(ctx, await ctx.off_loop(repository.blob, ctx.rt, ctx.project_row, ctx.path_params["sha"]))
+    return await raw(ctx, await ctx.off_loop(repository.blob, ctx.rt, ctx.project_row, ctx.path_params["sha"]))
 
 
 # extension -> (git archive --format, file extension, Content-Type)
@@ -114,7 +114,7 @@ async def get_archive(ctx: Ctx):
     handle = await ctx.rt.archives.open(path, ctx.project_id, sha, git_format, name, f"{name}.{suffix}")
     headers = {"content-disposition": f'attachment; filename="{name}.{suffix}"',
                "content-length": str(os.fstat(handle.fileno()).st_size)}  # fmt: skip
-    return StreamingResponse(_file_chunks(handle), media_type=media_type, headers=headers)
+    return StreamingResponse(file_chunks(handle), media_type=media_type, headers=headers)
 
 
 for _suffix in ("", *(f".{extension}" for extension in ARCHIVE_FORMATS)):

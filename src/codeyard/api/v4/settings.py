@@ -12,7 +12,7 @@ from ...http.context import Ctx
 from ...http.params import Bool, Choice, Int, Param, ParamError, Str, Url, as_list
 from ...http.routing import Routes
 from ...services import settings
-from ..v3.settings import domain_list
+from ..common.settings import domain_list
 
 routes = Routes()
 

@@ -10,7 +10,7 @@ from ...http.context import Ctx
 from ...http.params import Bool, Choice, Email, Str
 from ...http.routing import Routes
 from ...services import groups, users
-from ..v3.users import CREATE_PARAMS, EMAIL, NAME, PASSWORD, PROFILE_PARAMS, USERNAME, fields_from
+from ..common.users import CREATE_PARAMS, EMAIL, NAME, PASSWORD, PROFILE_PARAMS, USERNAME, fields_from
 
 routes = Routes()
 
