@@ -58,6 +58,8 @@ def test_instance_users_and_current_user(gl, gitlab, admin, alice):
         gl(token.token).auth()
     assert [ns.path for ns in me.namespaces.list(search="alice")] == ["alice"]
     assert me.namespaces.get("alice").kind == "user"
+    assert me.namespaces.exists("alice").exists is True and me.namespaces.exists("nobody-here").exists is False
+    assert [each.username for each in me.users.list(search="tour")] == ["tour1", "tour0"]
 
 
 def test_groups_members_and_projects(gl, gitlab, admin, alice, users):
@@ -80,10 +82,13 @@ def test_groups_members_and_projects(gl, gitlab, admin, alice, users):
 
     project = me.projects.create({"name": "tour", "namespace_id": group.id, "initialize_with_readme": True})
     assert [each.id for each in group.projects.list()] == [project.id]
+    assert [each.id for each in me.projects.list(owned=True, search="tou", iterator=True)] == [project.id]
+    assert [each.id for each in me.users.get(alice.id).projects.list()] == []  # in the user's namespace only
     project.description = "touring"
     project.save()
     assert me.projects.get(project.path_with_namespace).description == "touring"
     project.members.create({"user_id": carol.id, "access_level": 30})
+    assert {each.username for each in project.members.list()} == {"carol"}
     project_member = project.members.get(carol.id)
     project_member.access_level = 20
     project_member.save()
@@ -139,8 +144,10 @@ def test_repository(gl, gitlab, alice, users, tour_project):
     protected.save()
     assert project.protectedbranches.get("b*").allow_force_push is True
     protected.delete()
+    assert [each.name for each in project.protectedbranches.list()] == ["main"]
 
     project.files.create({"file_path": "dir/a.txt", "branch": "main", "content": "a\n", "commit_message": "add a"})
+    assert project.files.head("dir/a.txt", ref="main")["X-Gitlab-File-Path"] == "dir/a.txt"
     readme = project.files.get(file_path="dir/a.txt", ref="main")
     assert readme.decode() == b"a\n"
     readme.content = "b\n"
