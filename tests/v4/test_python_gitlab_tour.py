@@ -246,10 +246,15 @@ def test_merge_requests(gl, gitlab, api4, alice, users, tour_project):
 
     assert mr.rebase()["rebase_in_progress"] is True
     mr = gl(bob).projects.get(project.id).mergerequests.get(1)
-    mr.merge()
+    mr.merge(should_remove_source_branch=True, merge_commit_message="merge f0")
+    assert "f0" not in [each.name for each in project.branches.list(get_all=True)]
     merged = project.mergerequests.get(1)
     assert merged.state == "merged" and merged.merged_by["username"] == "bob"
     closing = project.mergerequests.get(2)
+    closing.assignee_ids = []
+    closing.add_labels = ["z"]
+    closing.save()
+    assert (closing.labels, closing.assignees) == (["tour", "z"], [])
     closing.state_event = "close"
     closing.save()
     closed = project.mergerequests.list(state="closed")[0]
