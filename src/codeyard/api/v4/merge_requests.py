@@ -14,7 +14,7 @@ from ...entities.common import iso
 from ...entities.v4 import merge_requests as entities
 from ...entities.v4.commits import Commit, commit, project_web_url
 from ...entities.v4.users import UserV4Basic, user_basic
-from ...errors import BadRequest
+from ...errors import BadRequest, RecordNotFound
 from ...http import paging
 from ...http.context import Ctx
 from ...http.params import Bool, Choice, GitText, Id, IntList, Param, ParamError, Str
@@ -123,8 +123,8 @@ async def _page(ctx: Ctx, listing: reads.Listing) -> paging.Page:
     if ctx.args.get("view") == "simple":
         return paging.Page([entities.simple(row, ctx.view) for row, _, _ in found], total, window)
     heads = await ctx.off_loop(lambda: [comparison.head_of(ctx.rt, row) for row, _, _ in found])
-    listed = [entities.merge_request(row, ctx.view, (author, assignee, reads.merge_user_of(row)), head, is_draft(row.title))
-              for (row, author, assignee), head in zip(found, heads, strict=True)]  # fmt: skip
+    listed = [entities.merge_request(parts[0], ctx.view, reads.people_of(parts), head, is_draft(parts[0].title))
+              for parts, head in zip(found, heads, strict=True)]  # fmt: skip
     return paging.Page(listed, total, window)
 
 
@@ -149,12 +149,12 @@ def _full(ctx: Ctx, parts, changes_count: int | None = None, refs=None, can_merg
     """The single-request form of PARTS; REFS its `comparison.diff_refs` and CAN_MERGE whether the
     caller may merge it, when read already on the read path (an open request's merge base walks
     history: off the loop), else read here in the request's transaction."""
-    row, author, assignee = parts
+    row = parts[0]
     base, head, start = refs or comparison.diff_refs(ctx.rt, row)
     if can_merge is None:
         can_merge = _may_merge(ctx, row, protected_branches.protections(ctx.session, ctx.project_row))
     data = entities.merge_request_full(
-        row, ctx.view, (author, assignee, reads.merge_user_of(row)), head, is_draft(row.title), can_merge=can_merge,
+        row, ctx.view, reads.people_of(parts), head, is_draft(row.title), can_merge=can_merge,
         diff_refs={"base_sha": base, "head_sha": head, "start_sha": start}, changes_count=changes_count,
     )  # fmt: skip
     if ctx.args.get("include_rebase_in_progress"):
@@ -193,7 +193,21 @@ async def get_merge_request(ctx: Ctx) -> entities.MergeRequestV4Full:
 
 TITLE = Str("title", max_length=255, doc="The title; Draft: (or WIP:) marks a draft")
 DESCRIPTION = Str("description", max_length=1_000_000, multiline=True, nullable=True)
-LABELS = Str("labels", max_length=10_000, nullable=True, doc="A comma-separated list of titles")
+class Labels(Str):
+    """Label titles: a comma-separated string, or an array of titles (python-gitlab 8 sends JSON arrays)."""
+
+    def convert(self, value: Any) -> str:
+        if isinstance(value, list):
+            if not all(isinstance(each, str) for each in value):
+                raise ParamError("must be a string or an array of strings")
+            value = ",".join(value)
+        return super().convert(value)
+
+    def schema(self) -> dict:
+        return {"oneOf": [super().schema(), {"type": "array", "items": {"type": "string"}}]}
+
+
+LABELS = Labels("labels", max_length=10_000, nullable=True, doc="A comma-separated list of titles, or an array")
 ASSIGNEES = (Id("assignee_id", nullable=True), IntList("assignee_ids", doc="The first is the assignee (one per request)"))
 
 
@@ -252,8 +266,8 @@ async def create_merge_request(ctx: Ctx) -> entities.MergeRequestV4Full:
         DESCRIPTION,
         Choice("state_event", ("close", "reopen")),
         LABELS,
-        Str("add_labels", max_length=10_000),
-        Str("remove_labels", max_length=10_000),
+        Labels("add_labels", max_length=10_000),
+        Labels("remove_labels", max_length=10_000),
         Bool("remove_source_branch"),
         Bool("squash"),
         Bool("discussion_locked"),
@@ -353,6 +367,33 @@ async def merge_request_commits(ctx: Ctx) -> paging.Page[Commit]:
     newest_first = list(reversed(found.commits))
     return paging.Page([commit(info, web) for info in newest_first[window.offset : window.offset + window.limit]],
                        len(newest_first), window)  # fmt: skip
+
+
+async def _version(ctx: Ctx, *, commits: bool) -> tuple[entities.MergeRequestVersionV4, object]:
+    """The request's one version (its current diff) and the comparison it was made of."""
+    row = (await reads.read_wide(ctx.rt.db.loop, ctx.project_id, _mr_id(ctx)))[0]
+    found = await ctx.off_loop(comparison.comparer(ctx.rt, ctx.project_id, row, commits=commits))
+    refs = await ctx.off_loop(lambda: comparison.diff_refs(ctx.rt, row))
+    return entities.version(row, refs, len(found.diffs)), found
+
+
+@routes.get(SINGLE + "/versions", guards=ONE_CODE, paginated=True,
+            summary="Versions of the request's diff: the current one (codeyard keeps no earlier ones)")  # fmt: skip
+async def merge_request_versions(ctx: Ctx) -> paging.Page[entities.MergeRequestVersionV4]:
+    window = paging.window(ctx)
+    version, _found = await _version(ctx, commits=False)
+    return paging.Page([version][window.offset : window.offset + window.limit], 1, window)
+
+
+@routes.get(SINGLE + "/versions/:version_id", guards=ONE_CODE,
+            summary="A version of the request's diff, with its commits (newest first) and diffs")  # fmt: skip
+async def merge_request_version(ctx: Ctx) -> entities.MergeRequestVersionV4Detail:
+    if ctx.path_int("version_id") != _mr_id(ctx):
+        raise RecordNotFound()
+    version, found = await _version(ctx, commits=True)
+    web = project_web_url(ctx.view, f"{ctx.project_row.ns_path}/{ctx.project_row.path}")
+    return {**version, "commits": [commit(info, web) for info in reversed(found.commits)],
+            "diffs": [entities.diff(change) for change in found.diffs]}  # fmt: skip
 
 
 class PipelineV4Short(TypedDict):

@@ -11,6 +11,7 @@ from typing import Literal, TypedDict
 
 from ..commits import RepoDiff, repo_diff
 from ..common import View, iso
+from .commits import Commit
 from .users import UserV4Basic, user_basic
 
 # The services' words (db.models.merge_requests), which entities do not import.
@@ -137,6 +138,36 @@ def diff(found) -> DiffV4:
     return {**shaped, "generated_file": False}
 
 
+class MergeRequestVersionV4(TypedDict):
+    """A version of a request's diff: codeyard keeps one, the current (its id is the request's)."""
+
+    id: int
+    head_commit_sha: str | None
+    base_commit_sha: str | None
+    start_commit_sha: str | None
+    created_at: str | None
+    merge_request_id: int
+    state: Literal["collected", "empty"]
+    real_size: str
+    patch_id_sha: str | None
+
+
+class MergeRequestVersionV4Detail(MergeRequestVersionV4):
+    commits: list[Commit]
+    diffs: list[DiffV4]
+
+
+def version(row, refs: tuple[str | None, str | None, str | None], files: int) -> MergeRequestVersionV4:
+    """The current version of request ROW (`reads.read_wide`): REFS its (base, head, start), FILES
+    how many files it changes; created when the request last changed."""
+    base, head, start = refs
+    return {
+        "id": row.id, "head_commit_sha": head, "base_commit_sha": base, "start_commit_sha": start,
+        "created_at": iso(row.updated_at), "merge_request_id": row.id, "state": "collected" if files else "empty",
+        "real_size": str(files), "patch_id_sha": None,
+    }  # fmt: skip
+
+
 NO_TIME_SPENT: TimeStatsV4 = {"time_estimate": 0, "total_time_spent": 0, "human_time_estimate": None,
                             "human_total_time_spent": None}  # fmt: skip
 
@@ -165,18 +196,18 @@ def web_url(view: View, row) -> str:
 
 def merge_request(row, view: View, people: tuple, sha: str | None, draft: bool) -> MergeRequestV4:
     """ROW is a row of `reads.read_listing` / `reads.read_wide`; PEOPLE its (author, assignee,
-    merge user), each None or their columns; SHA the request's source head (its head ref, or the
+    merge user, merged by, closed by), each None or their columns; SHA the request's source head (its head ref, or the
     head it kept once closed); DRAFT whether its title marks a draft."""
-    author, assignee, merge_user = people
+    author, assignee, merge_user, merged_by, closed_by = people
     params = row.merge_params or {}
     full = f"{row.target_namespace_path}/{row.target_path}!{row.iid}"
     assignee_entity = user_basic(assignee, view) if assignee is not None else None
     return {
         **simple(row, view),
-        "merged_by": None,
+        "merged_by": user_basic(merged_by, view) if merged_by is not None else None,
         "merge_user": user_basic(merge_user, view) if merge_user is not None else None,
         "merged_at": iso(row.merged_at) if row.state == "merged" else None,
-        "closed_by": None,
+        "closed_by": user_basic(closed_by, view) if closed_by is not None else None,
         "closed_at": iso(row.closed_at) if row.state == "closed" else None,
         "target_branch": row.target_branch,
         "source_branch": row.source_branch,

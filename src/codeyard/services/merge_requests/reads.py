@@ -167,11 +167,26 @@ def _last_event(action: int):
     )
 
 
+def _last_event_author(action: int):
+    """Who recorded the request's latest event ACTION (merged, closed)."""
+    return (
+        select(Event.author_id)
+        .where(Event.project_id == MergeRequest.target_project_id, Event.target_type == "MergeRequest",
+               Event.target_id == MergeRequest.id, Event.action == action)
+        .order_by(Event.id.desc())
+        .limit(1)
+        .correlate(MergeRequest)
+        .scalar_subquery()
+    )
+
+
 _USER_NOTES = (
     select(func.count()).where(Note.merge_request_id == MergeRequest.id, Note.system.is_(False)).scalar_subquery()
 )
 # Who set the request to merge when its build succeeds (while it waits).
 _MERGE_USER = aliased(User, name="merge_user")
+# Who merged it, who closed it last (the authors of those events).
+_MERGED_BY, _CLOSED_BY = aliased(User, name="merged_by"), aliased(User, name="closed_by")
 # v3's columns and what v4's entity adds: the merge's traces, the target's path, the counts.
 _WIDE_COLUMNS = (
     *_LIST_COLUMNS, MergeRequest.merge_commit_sha, MergeRequest.merge_user_id, MergeRequest.merge_params,
@@ -179,12 +194,15 @@ _WIDE_COLUMNS = (
     _TARGET.path.label("target_path"), _TARGET_NAMESPACE.path.label("target_namespace_path"),
     _USER_NOTES.label("user_notes_count"), unresolved_notes(MergeRequest.id).label("unresolved_notes"),
     api_text(_last_event(events.MERGED), "merged_at"), api_text(_last_event(events.CLOSED), "closed_at"),
-    *joined_columns(_MERGE_USER, CONTACT_FIELDS, "merger_"),
+    *joined_columns(_MERGE_USER, CONTACT_FIELDS, "merger_"), *joined_columns(_MERGED_BY, CONTACT_FIELDS, "merged_by_"),
+    *joined_columns(_CLOSED_BY, CONTACT_FIELDS, "closed_by_"),
 )  # fmt: skip
 _WIDE_SOURCE = (
     _LIST_SOURCE.join(_TARGET, _TARGET.id == MergeRequest.target_project_id)
     .join(_TARGET_NAMESPACE, _TARGET_NAMESPACE.id == _TARGET.namespace_id)
     .outerjoin(_MERGE_USER, _MERGE_USER.id == MergeRequest.merge_user_id)
+    .outerjoin(_MERGED_BY, (MergeRequest.state == MERGED) & (_MERGED_BY.id == _last_event_author(events.MERGED)))
+    .outerjoin(_CLOSED_BY, (MergeRequest.state == CLOSED) & (_CLOSED_BY.id == _last_event_author(events.CLOSED)))
 )  # fmt: skip
 _WIDE_ONE = select(*_WIDE_COLUMNS).select_from(_WIDE_SOURCE).where(*_THE_REQUEST)
 
@@ -321,9 +339,12 @@ async def read_listing(reader, listing: Listing, actor, offset: int, limit: int)
     return total, [_parts(row) for row in rows]
 
 
-def merge_user_of(row) -> Contact | None:
-    """Who set the request of ROW (`read_listing`, `read_wide`) to merge when its build succeeds."""
-    return joined_part(Contact, row, "merger_")
+def people_of(parts) -> tuple:
+    """(author, assignee, merge user, merged by, closed by) of PARTS (one of `read_listing`, or
+    `read_wide`), each a `Contact` or None: the merge user set the request to merge when its build
+    succeeds; merged by and closed by (once merged, closed) recorded those events."""
+    row, author, assignee = parts
+    return (author, assignee, *(joined_part(Contact, row, prefix) for prefix in ("merger_", "merged_by_", "closed_by_")))
 
 
 async def read_wide(reader, project_id: int, mr_id: int):
