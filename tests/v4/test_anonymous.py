@@ -102,7 +102,18 @@ def world(api, api4, rt, users, projects, tmp_path):
     return world
 
 
-def test_every_v4_get_is_open_on_public_things_only_or_needs_a_user(api4, world):
+def _writes_are_401_and_change_nothing(api4, world):
+    anonymous, subject = api4.anonymous, world.subjects[PUBLIC]
+    writes = [route for route in v4_routes() if route.method != "GET"]
+    answers = {(route.method, route.template): anonymous.request(route.method, _place(world, subject, route.template), json={}).status_code
+               for route in writes}  # fmt: skip
+    assert {key: status for key, status in answers.items() if status != 401} == {}
+    assert len(answers) > 60
+    tags = api4.as_(world.owner).get(f"/projects/{subject.project_id}/repository/tags").json()
+    assert [tag["name"] for tag in tags] == ["v1"]
+
+
+def test_every_v4_get_is_open_on_public_things_only_or_needs_a_user_and_writes_need_one(api4, world):
     anonymous = api4.anonymous
     opened, refused = [], []
     for route in v4_routes():
@@ -121,6 +132,7 @@ def test_every_v4_get_is_open_on_public_things_only_or_needs_a_user(api4, world)
     assert dict(opened) == expected
     assert {template for template, _ in refused} == NEEDS_A_USER
     assert len(opened) > 50  # the project's reads, merge requests and their threads, members, groups and users
+    _writes_are_401_and_change_nothing(api4, world)
 
 
 def test_only_gets_are_open():
@@ -128,17 +140,6 @@ def test_only_gets_are_open():
                    if route.auth != "required" and route.method != "GET"}  # fmt: skip
     assert open_writes == OPEN_WRITES
     assert any(route.auth == "optional" for route in v4_routes() if route.method == "GET")
-
-
-def test_writes_without_a_token_are_401_and_change_nothing(api4, world):
-    anonymous, subject = api4.anonymous, world.subjects[PUBLIC]
-    writes = [route for route in v4_routes() if route.method != "GET"]
-    answers = {(route.method, route.template): anonymous.request(route.method, _place(world, subject, route.template), json={}).status_code
-               for route in writes}  # fmt: skip
-    assert {key: status for key, status in answers.items() if status != 401} == {}
-    assert len(answers) > 60
-    tags = api4.as_(world.owner).get(f"/projects/{subject.project_id}/repository/tags").json()
-    assert [tag["name"] for tag in tags] == ["v1"]
 
 
 def test_lists_hold_public_things_only(api4, world):
