@@ -188,3 +188,6 @@ def test_python_gitlab_without_a_token(gl, gitlab, world):
     assert refused.value.response_code == 404
     with pytest.raises(gitlab.exceptions.GitlabAuthenticationError):  # 401
         project.mergerequests.get(public.iid, lazy=True).notes.create({"body": "drive-by"})
+    # A token that names nobody is 401 even where none is needed (GitLab v4), not an anonymous read.
+    with pytest.raises(gitlab.exceptions.GitlabAuthenticationError):
+        gl("not-a-token").projects.get(public.project_id)
