@@ -147,7 +147,7 @@ class CodeyardApp:
         route = ctx.route
         if route.auth != "none":
             ctx.actor = auth.authenticate(ctx)
-            if ctx.actor is None and route.auth == "required":
+            if ctx.actor is None and (route.auth == "required" or auth.refuses_a_bad_credential(ctx)):
                 raise Unauthorized()
         if route.admin and not (ctx.actor is not None and ctx.actor.is_admin):
             raise Forbidden() if ctx.actor is not None else Unauthorized()

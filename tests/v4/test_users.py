@@ -60,8 +60,11 @@ def test_get_user(gl, api4, admin, alice, users):
         assert response.json() == {"message": "404 User Not Found"}
 
 
-def test_anonymous_is_401(api4):
-    assert api4.anonymous.get("/users").status_code == 401
+def test_anonymous_reads_the_directory_not_a_self(api4, alice):
+    assert api4.anonymous.get("/user").status_code == 401
+    listed = api4.anonymous.get("/users")
+    assert listed.status_code == 200
+    assert [(row["username"], "email" in row) for row in listed.json()] == [("alice", False)]
 
 
 # --- create, edit, delete ------------------------------------------------------------------------

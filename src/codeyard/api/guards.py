@@ -11,12 +11,13 @@ from sqlalchemy import Row
 
 from ..db.models import Project
 from ..db.readers import now
-from ..errors import NotFound
+from ..errors import Forbidden, NotFound
 from ..http.context import Ctx
 from ..http.refusals import load_error
 from ..policies import projects as policy
 from ..policies.projects import Access
-from ..services import loader
+from ..policies.users import anonymous_reads_users
+from ..services import loader, settings
 from ..services.merge_requests import reads as merge_request_reads
 
 
@@ -85,3 +86,15 @@ async def merge_request_iid(ctx: Ctx) -> None:
     iid = ctx.path_int("merge_request_iid")
     mr_id = await merge_request_reads.id_of_iid(ctx.rt.db.loop, ctx.project_id, iid)
     ctx.path_params = {**ctx.path_params, "merge_request_id": str(mr_id)}
+
+
+def users_guard(refusal=Forbidden):
+    """Users are readable without a token unless the public visibility level is restricted (GitLab:
+    the directory is then 403, a user or their projects 404 `404 User Not Found`). The settings
+    are read for anonymous callers only."""
+
+    def guard(ctx: Ctx) -> None:
+        if ctx.actor is None and not anonymous_reads_users(settings.load(ctx.session).restricted_visibility_levels):
+            raise refusal()
+
+    return guard

@@ -47,6 +47,17 @@ def presented_credentials(ctx: Ctx) -> list[tuple[str, str]]:
     return presented
 
 
+# APIs where a credential that names nobody (unknown, expired, revoked, a blocked user's) is 401
+# even on a route open to anonymous callers, as GitLab v4 answers; v3 (GitLab 8.6) reads such a
+# caller as anonymous.
+STRICT_PREFIXES = ("/api/v4/",)
+
+
+def refuses_a_bad_credential(ctx: Ctx) -> bool:
+    """Whether this request, authenticated as nobody, must be 401 rather than read as anonymous."""
+    return ctx.route.template.startswith(STRICT_PREFIXES) and bool(presented_credentials(ctx))
+
+
 def authenticate(ctx: Ctx):
     """The caller's user row (after sudo), or None when the request carries no valid credential."""
     user = kind = secret = None

@@ -169,12 +169,13 @@ async def read_visible(db, user, search: str | None, offset: int, limit: int) ->
 async def read_listed(db, user, scope: str, *, search: str | None, offset: int, limit: int, min_level: int = 0,
                       order: tuple[str, bool] = ("id", False)) -> tuple[int, list]:  # fmt: skip
     """(total, rows of one page) of the groups of SCOPE for USER (MIN_LEVEL: AT_LEAST's level). A
-    group AVAILABLE to a user is theirs, public, or internal when they are not external."""
+    group AVAILABLE to a user is theirs, public, or internal when they are not external; to an
+    anonymous caller (USER None), public."""
     params = {
-        "user_id": user.id,
+        "user_id": None if user is None else user.id,  # None: anonymous, a member of nothing
         "pattern": like_pattern(search) if search else None,
         "min_level": min_level,
-        "min_visibility": PUBLIC if user.external else INTERNAL,
+        "min_visibility": PUBLIC if user is None or user.external else INTERNAL,
         "offset": offset,
         "limit": limit,
     }

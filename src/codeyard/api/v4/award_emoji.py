@@ -58,8 +58,8 @@ def _each(template: str, kind: str) -> None:
     suffix = "" if kind == "request" else "_on_note"
     for handler in (list_awards, get_award, create_award, delete_award):
         handler.__name__ = handler.__qualname__ = handler.__name__ + suffix
-    routes.get(template, guards=READ, paginated=True, summary=f"The emoji awarded to a merge {kind}")(list_awards)
-    routes.get(template + "/:award_id", guards=READ, summary=f"An emoji awarded to a merge {kind}")(get_award)
+    routes.get(template, auth="optional", guards=READ, paginated=True, summary=f"The emoji awarded to a merge {kind}")(list_awards)
+    routes.get(template + "/:award_id", auth="optional", guards=READ, summary=f"An emoji awarded to a merge {kind}")(get_award)
     routes.post(template, guards=COMMENT, params=(NAME,),
                 summary=f"Award an emoji to a merge {kind} (each name once per user)")(create_award)  # fmt: skip
     routes.delete(template + "/:award_id", guards=READ, status=204,

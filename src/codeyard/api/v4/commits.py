@@ -75,7 +75,7 @@ LIST_PARAMS = (
 )
 
 
-@routes.get(COMMITS, guards=READ, paginated=True, params=LIST_PARAMS, summary="Commits reachable from a ref, newest first")
+@routes.get(COMMITS, auth="optional", guards=READ, paginated=True, params=LIST_PARAMS, summary="Commits reachable from a ref, newest first")
 async def list_commits(ctx: Ctx) -> paging.Page[entities.CommitWithStats]:
     args, window = ctx.args, paging.window(ctx)
     filters = history.LogFilter(since=_moment(args.get("since")), until=_moment(args.get("until")), path=args.get("path"),
@@ -106,7 +106,7 @@ async def _detail(ctx: Ctx, sha: str, with_stats: bool = True) -> entities.Commi
     return entities.commit_detail(info, _web_url(ctx), ctx.project_id, stats, status)
 
 
-@routes.get(ONE, guards=READ, params=(Bool("stats"),), summary="A commit, with its line counts (unless stats=false)")
+@routes.get(ONE, auth="optional", guards=READ, params=(Bool("stats"),), summary="A commit, with its line counts (unless stats=false)")
 async def get_commit(ctx: Ctx) -> entities.CommitDetail:
     return await _detail(ctx, ctx.path_params["sha"], ctx.args.get("stats", True))
 
@@ -176,7 +176,7 @@ async def create_commit(ctx: Ctx) -> entities.CommitDetail:
     return await _detail(ctx, moved.update.after, ctx.args.get("stats", True))
 
 
-@routes.get(ONE + "/diff", guards=READ, paginated=True, summary="What a commit changed against its first parent")
+@routes.get(ONE + "/diff", auth="optional", guards=READ, paginated=True, summary="What a commit changed against its first parent")
 async def get_commit_diff(ctx: Ctx) -> paging.Page[repo_entities.Diff]:
     window = paging.window(ctx)
     found = await ctx.off_loop(repository.commit_diff, ctx.rt, ctx.project_row, ctx.path_params["sha"])
@@ -187,7 +187,7 @@ async def get_commit_diff(ctx: Ctx) -> paging.Page[repo_entities.Diff]:
 REF_KINDS = {"branch": ("branch",), "tag": ("tag",), "all": ("branch", "tag")}
 
 
-@routes.get(ONE + "/refs", guards=READ, paginated=True, params=(Choice("type", tuple(REF_KINDS)),),
+@routes.get(ONE + "/refs", auth="optional", guards=READ, paginated=True, params=(Choice("type", tuple(REF_KINDS)),),
             summary="The branches and tags whose history holds the commit")  # fmt: skip
 async def get_commit_refs(ctx: Ctx) -> paging.Page[entities.CommitRef]:
     window = paging.window(ctx)
@@ -229,7 +229,7 @@ async def revert(ctx: Ctx) -> entities.Commit | DryRun:
     return await _pick(ctx, revert=True)
 
 
-@routes.get(ONE + "/comments", guards=READ, paginated=True, summary="Comments on a commit, oldest first")
+@routes.get(ONE + "/comments", auth="optional", guards=READ, paginated=True, summary="Comments on a commit, oldest first")
 async def list_commit_comments(ctx: Ctx) -> paging.Page[entities.CommitNote]:
     return await commit_comments(ctx, entities.commit_note)
 
@@ -241,7 +241,7 @@ async def create_commit_comment(ctx: Ctx) -> entities.CommitNote:
     return entities.commit_note(row, ctx.view, row.author)
 
 
-@routes.get(ONE + "/statuses", guards=READ_STATUS, paginated=True, params=STATUS_FILTERS,
+@routes.get(ONE + "/statuses", auth="optional", guards=READ_STATUS, paginated=True, params=STATUS_FILTERS,
             summary="The commit's statuses (its jobs and external statuses), oldest first")  # fmt: skip
 async def list_statuses(ctx: Ctx) -> paging.Page[entities.CommitStatus]:
     return await statuses_page(ctx, entities.commit_status)

@@ -33,14 +33,14 @@ def _discussion(ctx: Ctx, discussion_id: str) -> entities.Discussion:
     return entities.discussion(thread, ctx.view)
 
 
-@routes.get(DISCUSSIONS, guards=READ, paginated=True, summary="A merge request's discussions, in the order they started")
+@routes.get(DISCUSSIONS, auth="optional", guards=READ, paginated=True, summary="A merge request's discussions, in the order they started")
 async def list_discussions(ctx: Ctx) -> paging.Page[entities.Discussion]:
     window = paging.window(ctx)
     total, found = await discussions.read_discussions(ctx.rt.db.loop, ctx.project_id, mr_id(ctx), window.offset, window.limit)
     return paging.Page([entities.discussion(thread, ctx.view) for thread in found], total, window)
 
 
-@routes.get(ONE, guards=READ, summary="One discussion of a merge request")
+@routes.get(ONE, auth="optional", guards=READ, summary="One discussion of a merge request")
 async def get_discussion(ctx: Ctx) -> entities.Discussion:
     thread = await discussions.read_discussion(ctx.rt.db.loop, ctx.project_id, mr_id(ctx), ctx.path_params["discussion_id"])
     return entities.discussion(thread, ctx.view)
@@ -84,7 +84,7 @@ def _thread_note(ctx: Ctx):
     return mr, row
 
 
-@routes.get(ONE + "/notes/:note_id", guards=READ, summary="A note of a discussion")
+@routes.get(ONE + "/notes/:note_id", auth="optional", guards=READ, summary="A note of a discussion")
 def get_discussion_note(ctx: Ctx) -> entities.NoteV4:
     _mr, row = _thread_note(ctx)
     return rendered(ctx, row.id)

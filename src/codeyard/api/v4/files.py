@@ -81,7 +81,7 @@ def _headers(facts: dict, digest: str | None) -> dict[str, str]:
             for key, value in shown.items()}  # fmt: skip
 
 
-@routes.get(FILE, guards=READ, params=(GitText("ref", required=True),),
+@routes.get(FILE, auth="optional", guards=READ, params=(GitText("ref", required=True),),
             summary="A file at a ref, base64 encoded; HEAD answers its facts as X-Gitlab-* headers")  # fmt: skip
 async def get_file(ctx: Ctx) -> Reply[entities.RepoFile]:
     ref = ctx.args["ref"]
@@ -108,7 +108,7 @@ async def _streamed(facts: dict, found):
     yield b'",' + json_body({"content_sha256": digest.hexdigest()})[1:]
 
 
-@routes.get(FILE + "/raw", guards=READ, params=(GitText("ref"), Bool("lfs")),
+@routes.get(FILE + "/raw", auth="optional", guards=READ, params=(GitText("ref"), Bool("lfs")),
             summary="A file's raw content at a ref (default: the default branch)")  # fmt: skip
 async def get_raw_file(ctx: Ctx):
     ref = ctx.args.get("ref") or ctx.project_row.head_branch
@@ -128,7 +128,7 @@ def _line(value, name: str) -> int | None:
     return number
 
 
-@routes.get(FILE + "/blame", guards=READ, paginated=True, params=(GitText("ref", required=True), Any_("range")),
+@routes.get(FILE + "/blame", auth="optional", guards=READ, paginated=True, params=(GitText("ref", required=True), Any_("range")),
             summary="A file at a ref as ranges of lines with the commit that last changed each; range[start], range[end]")  # fmt: skip
 async def get_blame(ctx: Ctx) -> paging.Page[entities.BlameRange]:
     span = ctx.args.get("range")

@@ -45,13 +45,15 @@ def _attrs(args: dict) -> dict:
     return attrs
 
 
-@routes.get("/groups", paginated=True, params=LIST_PARAMS, summary="Groups of the caller (every group for admins)")
+@routes.get("/groups", auth="optional", paginated=True, params=LIST_PARAMS, summary="Groups of the caller (every group for admins, the public ones without a token)")
 async def list_groups(ctx: Ctx) -> paging.Page[entities.GroupV4]:
     window = paging.window(ctx)
     args, actor = ctx.args, ctx.actor
     min_level = OWNER if args.get("owned") else args.get("min_access_level", 0)
     if min_level:
         scope = groups.AT_LEAST
+    elif actor is None:  # GitLab: the public groups, whatever all_available says
+        scope = groups.AVAILABLE if args.get("all_available", True) else groups.MEMBER
     elif args.get("all_available", actor.is_admin):
         scope = groups.EVERY if actor.is_admin else groups.AVAILABLE
     else:
@@ -69,7 +71,7 @@ async def list_groups(ctx: Ctx) -> paging.Page[entities.GroupV4]:
     return paging.Page([entities.group(row, ctx.view) for row in rows], total, window)
 
 
-@routes.get("/groups/:id", guards=READ, params=(Bool("with_projects", doc="Not served: projects are never embedded"),), summary="A group (by id or path)")
+@routes.get("/groups/:id", auth="optional", guards=READ, params=(Bool("with_projects", doc="Not served: projects are never embedded"),), summary="A group (by id or path)")
 def get_group(ctx: Ctx) -> entities.GroupV4Detail:
     return entities.group_detail(ctx.group_row, ctx.view)
 

@@ -79,13 +79,14 @@ def _written(ctx: Ctx, kind: str, owner_id: int, user_id: int) -> MemberV4:
 # --- projects ------------------------------------------------------------------------------------
 
 
-@routes.get("/projects/:id/members", guards=READ_PROJECT, paginated=True, params=QUERY, summary="Direct members of a project")
+@routes.get("/projects/:id/members", auth="optional", guards=READ_PROJECT, paginated=True, params=QUERY, summary="Direct members of a project")
 async def list_project_members(ctx: Ctx) -> paging.Page[MemberV4]:
     return await _page(ctx, members.PROJECT, ctx.project_id)
 
 
 @routes.get(
     "/projects/:id/members/all",
+    auth="optional",
     guards=READ_PROJECT,
     paginated=True,
     params=QUERY,
@@ -95,12 +96,12 @@ async def list_all_project_members(ctx: Ctx) -> paging.Page[MemberV4]:
     return await _page(ctx, members.PROJECT_ALL, ctx.project_id, ctx.project_row.namespace_id)
 
 
-@routes.get("/projects/:id/members/:user_id", guards=READ_PROJECT, summary="A direct member of a project")
+@routes.get("/projects/:id/members/:user_id", auth="optional", guards=READ_PROJECT, summary="A direct member of a project")
 async def get_project_member(ctx: Ctx) -> MemberV4:
     return await _one(ctx, members.PROJECT, ctx.project_id)
 
 
-@routes.get("/projects/:id/members/all/:user_id", guards=READ_PROJECT, summary="A member of a project or of its group")
+@routes.get("/projects/:id/members/all/:user_id", auth="optional", guards=READ_PROJECT, summary="A member of a project or of its group")
 async def get_any_project_member(ctx: Ctx) -> MemberV4:
     return await _one(ctx, members.PROJECT_ALL, ctx.project_id, ctx.project_row.namespace_id)
 
@@ -152,22 +153,22 @@ def remove_project_member(ctx: Ctx) -> None:
 # --- groups --------------------------------------------------------------------------------------
 
 
-@routes.get("/groups/:id/members", guards=READ_GROUP, paginated=True, params=QUERY, summary="Members of a group")
+@routes.get("/groups/:id/members", auth="optional", guards=READ_GROUP, paginated=True, params=QUERY, summary="Members of a group")
 async def list_group_members(ctx: Ctx) -> paging.Page[MemberV4]:
     return await _page(ctx, members.GROUP, ctx.group_id)
 
 
-@routes.get("/groups/:id/members/all", guards=READ_GROUP, paginated=True, params=QUERY, summary="Members of a group (it has no ancestors)")
+@routes.get("/groups/:id/members/all", auth="optional", guards=READ_GROUP, paginated=True, params=QUERY, summary="Members of a group (it has no ancestors)")
 async def list_all_group_members(ctx: Ctx) -> paging.Page[MemberV4]:
     return await _page(ctx, members.GROUP, ctx.group_id)
 
 
-@routes.get("/groups/:id/members/:user_id", guards=READ_GROUP, summary="A member of a group")
+@routes.get("/groups/:id/members/:user_id", auth="optional", guards=READ_GROUP, summary="A member of a group")
 async def get_group_member(ctx: Ctx) -> MemberV4:
     return await _one(ctx, members.GROUP, ctx.group_id)
 
 
-@routes.get("/groups/:id/members/all/:user_id", guards=READ_GROUP, summary="A member of a group (it has no ancestors)")
+@routes.get("/groups/:id/members/all/:user_id", auth="optional", guards=READ_GROUP, summary="A member of a group (it has no ancestors)")
 async def get_any_group_member(ctx: Ctx) -> MemberV4:
     return await _one(ctx, members.GROUP, ctx.group_id)
 

@@ -128,12 +128,12 @@ async def _page(ctx: Ctx, listing: reads.Listing) -> paging.Page:
     return paging.Page(listed, total, window)
 
 
-@routes.get(LIST, guards=READ, paginated=True, params=LIST_PARAMS, summary="Merge requests of a project (its target)")
+@routes.get(LIST, auth="optional", guards=READ, paginated=True, params=LIST_PARAMS, summary="Merge requests of a project (its target)")
 async def list_merge_requests(ctx: Ctx) -> paging.Page[entities.MergeRequestV4 | entities.MergeRequestV4Simple]:
     return await _page(ctx, _listing(ctx, reads.PROJECT, "all", project_id=ctx.project_id))
 
 
-@routes.get("/groups/:id/merge_requests", guards=(group_guard(),), paginated=True, params=LIST_PARAMS,
+@routes.get("/groups/:id/merge_requests", auth="optional", guards=(group_guard(),), paginated=True, params=LIST_PARAMS,
             summary="Merge requests of a group's projects the caller reads")  # fmt: skip
 async def list_group_merge_requests(ctx: Ctx) -> paging.Page[entities.MergeRequestV4 | entities.MergeRequestV4Simple]:
     return await _page(ctx, _listing(ctx, reads.GROUP, "all", group_id=ctx.group_id))
@@ -181,7 +181,7 @@ def request_of(ctx: Ctx):
     return records.find(ctx.session, ctx.project_id, _mr_id(ctx))
 
 
-@routes.get(SINGLE, guards=ONE, params=(Bool("include_rebase_in_progress"), Bool("render_html"),
+@routes.get(SINGLE, auth="optional", guards=ONE, params=(Bool("include_rebase_in_progress"), Bool("render_html"),
                                         Bool("include_diverged_commits_count")),
             summary="A merge request")  # fmt: skip
 async def get_merge_request(ctx: Ctx) -> entities.MergeRequestV4Full:
@@ -330,7 +330,7 @@ def rebase_merge_request(ctx: Ctx) -> RebaseV4Started:
     return {"rebase_in_progress": True}
 
 
-@routes.get(SINGLE + "/changes", guards=ONE_CODE, params=(Bool("access_raw_diffs"), Bool("unidiff")),
+@routes.get(SINGLE + "/changes", auth="optional", guards=ONE_CODE, params=(Bool("access_raw_diffs"), Bool("unidiff")),
             summary="The request with its changes (merge base to source head)")  # fmt: skip
 async def merge_request_changes(ctx: Ctx) -> entities.MergeRequestV4Changes:
     mr = await reads.compared(ctx.rt.db.loop, ctx.project_id, _mr_id(ctx))
@@ -347,7 +347,7 @@ async def merge_request_changes(ctx: Ctx) -> entities.MergeRequestV4Changes:
     return data
 
 
-@routes.get(SINGLE + "/diffs", guards=ONE_CODE, paginated=True, params=(Bool("unidiff"),),
+@routes.get(SINGLE + "/diffs", auth="optional", guards=ONE_CODE, paginated=True, params=(Bool("unidiff"),),
             summary="The request's changes, a page of files at a time")  # fmt: skip
 async def merge_request_diffs(ctx: Ctx) -> paging.Page[entities.DiffV4]:
     window = paging.window(ctx)
@@ -357,7 +357,7 @@ async def merge_request_diffs(ctx: Ctx) -> paging.Page[entities.DiffV4]:
                        len(found.diffs), window)  # fmt: skip
 
 
-@routes.get(SINGLE + "/commits", guards=ONE_CODE, paginated=True,
+@routes.get(SINGLE + "/commits", auth="optional", guards=ONE_CODE, paginated=True,
             summary="Commits of the source not on the target, newest first")  # fmt: skip
 async def merge_request_commits(ctx: Ctx) -> paging.Page[Commit]:
     window = paging.window(ctx)
@@ -409,7 +409,7 @@ class PipelineV4Short(TypedDict):
     web_url: str
 
 
-@routes.get(SINGLE + "/pipelines", guards=PIPELINES, paginated=True,
+@routes.get(SINGLE + "/pipelines", auth="optional", guards=PIPELINES, paginated=True,
             summary="Pipelines of the request's source branch, newest first")  # fmt: skip
 async def merge_request_pipelines(ctx: Ctx) -> paging.Page[PipelineV4Short]:
     window = paging.window(ctx)
@@ -427,7 +427,7 @@ def _pipeline(ctx: Ctx, row) -> PipelineV4Short:
     }  # fmt: skip
 
 
-@routes.get(SINGLE + "/participants", guards=ONE, paginated=True,
+@routes.get(SINGLE + "/participants", auth="optional", guards=ONE, paginated=True,
             summary="The request's author, assignee and commenters")  # fmt: skip
 async def merge_request_participants(ctx: Ctx) -> paging.Page[UserV4Basic]:
     window = paging.window(ctx)

@@ -35,6 +35,7 @@ def rendered(ctx: Ctx, note_id: int) -> entities.NoteV4:
 
 @routes.get(
     REQUEST + "/notes",
+    auth="optional",
     guards=READ,
     paginated=True,
     params=(
@@ -52,7 +53,7 @@ async def list_notes(ctx: Ctx) -> paging.Page[entities.NoteV4]:
     return paging.Page([entities.note(parts, ctx.view) for parts in found], total, window)
 
 
-@routes.get(REQUEST + "/notes/:note_id", guards=READ, summary="A note on a merge request")
+@routes.get(REQUEST + "/notes/:note_id", auth="optional", guards=READ, summary="A note on a merge request")
 async def get_note(ctx: Ctx) -> entities.NoteV4:
     found = await discussions.read_note(ctx.rt.db.loop, ctx.project_id, mr_id(ctx), ctx.path_int("note_id"))
     return entities.note(found, ctx.view)

@@ -22,7 +22,7 @@ from ...http.routing import Routes
 from ...policies import projects as policy
 from ...services import access as access_service
 from ...services import files, namespaces, project_reads, projects, users
-from ..guards import ADMIN, READ, find_project, group_guard, load_project, project_guard
+from ..guards import ADMIN, READ, find_project, group_guard, load_project, project_guard, users_guard
 
 routes = Routes()
 
@@ -221,7 +221,7 @@ def _user(ctx: Ctx):
     return user
 
 
-@routes.get("/users/:id/projects", auth="optional", paginated=True, params=FILTER_PARAMS,
+@routes.get("/users/:id/projects", auth="optional", guards=(users_guard(lambda: NotFound("User")),), paginated=True, params=FILTER_PARAMS,
             summary="The personal projects of a user (id or username) the caller may read")  # fmt: skip
 async def list_user_projects(ctx: Ctx) -> paging.Page[entities.ProjectV4 | entities.ProjectV4Simple]:
     namespace_id = users.personal_namespace(ctx.session, _user(ctx)).id

@@ -36,6 +36,7 @@ def _web_url(ctx: Ctx) -> str:
 
 @routes.get(
     REPOSITORY + "/tree",
+    auth="optional",
     guards=READ,
     paginated=True,
     params=(GitText("path", max_length=4096), GitText("ref", max_length=1024), Bool("recursive"),
@@ -71,7 +72,7 @@ def _keyset_page(ctx: Ctx, entries: list, per_page: int) -> Reply[list[entities.
     return Reply([entities.tree_entry(entry) for entry in page], headers=headers)
 
 
-@routes.get(REPOSITORY + "/blobs/:sha", guards=READ, summary="A blob by its SHA, base64 encoded (at most 10 MiB)")
+@routes.get(REPOSITORY + "/blobs/:sha", auth="optional", guards=READ, summary="A blob by its SHA, base64 encoded (at most 10 MiB)")
 async def get_blob(ctx: Ctx) -> entities.Blob:
     found = await ctx.off_loop(repository.blob, ctx.rt, ctx.project_row, ctx.path_params["sha"])
     if found.size > MAX_BLOB_JSON:
@@ -83,7 +84,7 @@ async def get_blob(ctx: Ctx) -> entities.Blob:
 MAX_BLOB_JSON = 10 * 1024 * 1024
 
 
-@routes.get(REPOSITORY + "/blobs/:sha/raw", guards=READ, summary="The raw content of a blob by its SHA")
+@routes.get(REPOSITORY + "/blobs/:sha/raw", auth="optional", guards=READ, summary="The raw content of a blob by its SHA")
 async def get_raw_blob(ctx: Ctx):
     return await raw(ctx, await ctx.off_loop(repository.blob, ctx.rt, ctx.project_row, ctx.path_params["sha"]))
 
@@ -118,12 +119,13 @@ async def get_archive(ctx: Ctx):
 
 
 for _suffix in ("", *(f".{extension}" for extension in ARCHIVE_FORMATS)):
-    routes.get(REPOSITORY + "/archive" + _suffix, guards=READ, params=ARCHIVE_PARAMS,
+    routes.get(REPOSITORY + "/archive" + _suffix, auth="optional", guards=READ, params=ARCHIVE_PARAMS,
                summary="An archive of the repository at a commit (cached on disk per commit and format)")(get_archive)  # fmt: skip
 
 
 @routes.get(
     REPOSITORY + "/compare",
+    auth="optional",
     guards=READ,
     params=(GitText("from", required=True, max_length=1024), GitText("to", required=True, max_length=1024),
             Bool("straight", doc="The diff from `from` to `to` directly (default: from their merge base)")),
@@ -140,6 +142,7 @@ CONTRIBUTOR_ORDERS = ("name", "email", "commits")
 
 @routes.get(
     REPOSITORY + "/contributors",
+    auth="optional",
     guards=READ,
     paginated=True,
     params=(Choice("order_by", CONTRIBUTOR_ORDERS), Choice("sort", ("asc", "desc"))),
@@ -157,7 +160,7 @@ async def list_contributors(ctx: Ctx) -> paging.Page[entities.Contributor]:
 MAX_MERGE_BASE_REFS = 10
 
 
-@routes.get(REPOSITORY + "/merge_base", guards=READ, params=(StrList("refs", required=True),),
+@routes.get(REPOSITORY + "/merge_base", auth="optional", guards=READ, params=(StrList("refs", required=True),),
             summary="The common ancestor of two or more refs")  # fmt: skip
 async def merge_base(ctx: Ctx) -> commit_entities.Commit:
     names = ctx.args["refs"]

@@ -11,6 +11,7 @@ from ...http.params import Bool, Choice, Email, Str
 from ...http.routing import Routes
 from ...services import groups, users
 from ..common.users import CREATE_PARAMS, EMAIL, NAME, PASSWORD, PROFILE_PARAMS, USERNAME, fields_from
+from ..guards import users_guard
 
 routes = Routes()
 
@@ -55,13 +56,15 @@ def current_user(ctx: Ctx) -> entities.UserV4:
 
 @routes.get(
     "/users",
+    auth="optional",
+    guards=(users_guard(),),
     paginated=True,
     summary="Users, newest first (full records for admins)",
     params=(Str("search"), Str("username"), Bool("active"), Bool("blocked"), Bool("external"), *ORDER),
 )
 async def list_users(ctx: Ctx) -> paging.Page[entities.UserV4 | entities.UserV4Basic]:
     window = paging.window(ctx)
-    admin = ctx.actor.is_admin
+    admin = ctx.actor is not None and ctx.actor.is_admin
     # GitLab reads order_by and sort from admins only; everyone else gets the newest first.
     order = (ctx.args.get("order_by", "id"), ctx.args.get("sort", "desc") == "desc") if admin else ("id", True)
     total, rows = await users.read_directory(
@@ -82,10 +85,10 @@ async def list_users(ctx: Ctx) -> paging.Page[entities.UserV4 | entities.UserV4B
     return paging.Page(items, total, window)
 
 
-@routes.get("/users/:id", summary="A single user (the full record for admins)")
+@routes.get("/users/:id", auth="optional", guards=(users_guard(not_found),), summary="A single user (the full record for admins)")
 async def get_user(ctx: Ctx) -> entities.UserV4 | entities.UserV4Public:
     row = await users.read_record(ctx.rt.db, ctx.path_int("id", not_found=not_found), missing=not_found)
-    if ctx.actor.is_admin:
+    if ctx.actor is not None and ctx.actor.is_admin:
         return entities.user_self(row, ctx.view, users.caller_can_create_project(row))
     return entities.user_public(row, ctx.view)
 
