@@ -377,7 +377,7 @@ async def _version(ctx: Ctx, *, commits: bool) -> tuple[entities.MergeRequestVer
     return entities.version(row, refs, len(found.diffs)), found
 
 
-@routes.get(SINGLE + "/versions", guards=ONE_CODE, paginated=True,
+@routes.get(SINGLE + "/versions", auth="optional", guards=ONE_CODE, paginated=True,
             summary="Versions of the request's diff: the current one (codeyard keeps no earlier ones)")  # fmt: skip
 async def merge_request_versions(ctx: Ctx) -> paging.Page[entities.MergeRequestVersionV4]:
     window = paging.window(ctx)
@@ -385,7 +385,7 @@ async def merge_request_versions(ctx: Ctx) -> paging.Page[entities.MergeRequestV
     return paging.Page([version][window.offset : window.offset + window.limit], 1, window)
 
 
-@routes.get(SINGLE + "/versions/:version_id", guards=ONE_CODE,
+@routes.get(SINGLE + "/versions/:version_id", auth="optional", guards=ONE_CODE,
             summary="A version of the request's diff, with its commits (newest first) and diffs")  # fmt: skip
 async def merge_request_version(ctx: Ctx) -> entities.MergeRequestVersionV4Detail:
     if ctx.path_int("version_id") != _mr_id(ctx):
