@@ -185,13 +185,18 @@ def create_branch(path: Path, name: str, target: str) -> CommitInfo:
 
 def delete_branch(path: Path, name: str) -> str:
     """Delete branch NAME; returns the SHA it pointed at. KeyError if missing."""
-    repository = open_repository(path)
-    ref = repository.references.get(HEADS + name) if is_branch_name(name) else None
-    if ref is None:
-        raise KeyError(name)
-    sha = str(ref.target)
-    ref.delete()
-    return sha
+    return delete_ref(path, HEADS + name, is_branch_name(name))
+
+
+def delete_ref(path: Path, ref: str, valid: bool) -> str:
+    """Delete REF (a full name, VALID when its short name passes its kind's check); returns the id
+    it pointed at. KeyError if missing or not valid."""
+    found = open_repository(path).references.get(ref) if valid else None
+    if found is None:
+        raise KeyError(ref)
+    target = str(found.target)
+    found.delete()
+    return target
 
 
 def count_commits(path: Path, ref: str) -> int:

@@ -17,7 +17,7 @@ import pygit2
 
 from .branches import matches
 from .refs import TAGS, is_tag_name
-from .repo import CommitInfo, NotInRepository, commit_info, open_repository, resolve
+from .repo import CommitInfo, NotInRepository, commit_info, delete_ref, open_repository, resolve
 
 ORDERS = ("name", "updated", "version")
 
@@ -101,10 +101,4 @@ def create(path: Path, name: str, ref: str, message: str | None, tagger: tuple[s
 
 def delete(path: Path, name: str) -> str:
     """Delete tag NAME; the id it pointed at. KeyError if missing."""
-    repository = open_repository(path)
-    ref = repository.references.get(TAGS + name) if is_tag_name(name) else None
-    if ref is None:
-        raise KeyError(name)
-    target = str(ref.target)
-    ref.delete()
-    return target
+    return delete_ref(path, TAGS + name, is_tag_name(name))
