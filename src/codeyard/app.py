@@ -178,7 +178,7 @@ def log_access(method: str, route: str, status: int, seconds: float, ctx: Ctx | 
 
 
 def error_response(ctx: Ctx, error: Exception) -> tuple[int, bytes, list[tuple[str, str]]]:
-    if isinstance(error, MissingParam) and ctx.route.template.startswith(routes.API_V4 + "/"):
+    if isinstance(error, MissingParam) and ctx.api_route is not None and ctx.api_route[0] == "v4":
         # v4 names a missing parameter as Grape's `requires` does; v3 as GitLab 8's helpers did.
         return error.status, json_body({"error": f"{error.name} is missing"}), []
     if isinstance(error, CodeyardError):

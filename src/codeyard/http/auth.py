@@ -17,8 +17,6 @@ sessions may do all.
 
 from __future__ import annotations
 
-import re
-
 from ..db.models import parse_id
 from ..errors import CodeyardError, Forbidden, NotFound
 from ..services import credentials, identity, web_sessions
@@ -50,12 +48,12 @@ def presented_credentials(ctx: Ctx) -> list[tuple[str, str]]:
 # APIs where a credential that names nobody (unknown, expired, revoked, a blocked user's) is 401
 # even on a route open to anonymous callers, as GitLab v4 answers; v3 (GitLab 8.6) reads such a
 # caller as anonymous.
-STRICT_PREFIXES = ("/api/v4/",)
+STRICT_VERSIONS = ("v4",)
 
 
 def refuses_a_bad_credential(ctx: Ctx) -> bool:
     """Whether this request, authenticated as nobody, must be 401 rather than read as anonymous."""
-    return ctx.route.template.startswith(STRICT_PREFIXES) and bool(presented_credentials(ctx))
+    return ctx.api_route is not None and ctx.api_route[0] in STRICT_VERSIONS and bool(presented_credentials(ctx))
 
 
 def authenticate(ctx: Ctx):
@@ -83,7 +81,6 @@ def authenticate(ctx: Ctx):
     return _sudo(ctx, user, identifier)
 
 
-_VERSIONED = re.compile(r"/api/v\d+(/.*)")
 READ_USER_PATHS = ("/user", "/users", "/version", "/metadata")
 # GitLab lets `read_repository` read files through the API as through git.
 READ_REPOSITORY_PATHS = ("/projects/:id/repository/files",)
@@ -102,8 +99,7 @@ def check_scope(ctx: Ctx) -> None:
     scopes = ctx.scopes
     if scopes is None or credentials.API in scopes:
         return
-    versioned = _VERSIONED.fullmatch(ctx.route.template)
-    relative = versioned.group(1) if versioned else ""
+    relative = ctx.api_route[1] if ctx.api_route else ""
     if (ctx.method, relative) in ANY_SCOPE:
         return
     if ctx.method not in READS:

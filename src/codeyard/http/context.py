@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import re
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
@@ -15,6 +16,8 @@ from ..db.readers import SessionReader
 from ..entities.common import View
 from ..errors import NotFound, RecordNotFound
 from .params import parse_query
+
+_API_TEMPLATE = re.compile(r"/api/(v\d+)(/.*)")
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -103,6 +106,12 @@ class Ctx:
             if name in source:
                 return source[name]
         return None
+
+    @functools.cached_property
+    def api_route(self) -> tuple[str, str] | None:
+        """(version, template below it) of an API route, e.g. ("v4", "/user"); None for any other."""
+        found = _API_TEMPLATE.fullmatch(self.route.template)
+        return (found.group(1), found.group(2)) if found else None
 
     @property
     def raw_path(self) -> str:
