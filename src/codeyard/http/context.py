@@ -107,6 +107,11 @@ class Ctx:
                 return source[name]
         return None
 
+    @property
+    def by_admin(self) -> bool:
+        """Whether the caller is an instance admin (False for an anonymous caller)."""
+        return self.actor is not None and bool(self.actor.is_admin)
+
     @functools.cached_property
     def api_route(self) -> tuple[str, str] | None:
         """(version, template below it) of an API route, e.g. ("v4", "/user"); None for any other."""

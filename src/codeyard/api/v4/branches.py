@@ -29,10 +29,6 @@ class DeletionAccepted(TypedDict):
     message: str
 
 
-def _admin(ctx: Ctx) -> bool:
-    return bool(ctx.actor is not None and ctx.actor.is_admin)
-
-
 def _rendered(ctx: Ctx, found: list[branches.Listed]) -> list[entities.BranchV4]:
     url = entities.project_url(ctx.view, ctx.project_row)
     return [entities.branch(one, url) for one in found]
@@ -52,7 +48,7 @@ async def list_branches(ctx: Ctx) -> paging.Page[entities.BranchV4]:
 
     def read() -> tuple[int, list[branches.Listed]]:
         total, found = branches.page(ctx.rt, ctx.project_row, ctx.args.get("search"), window.offset, window.limit)
-        return total, branches.listed(ctx.rt, ctx.project_row, found, protected, ctx.access, _admin(ctx))
+        return total, branches.listed(ctx.rt, ctx.project_row, found, protected, ctx.access, ctx.by_admin)
 
     total, found = await ctx.off_loop(read)
     return paging.Page(_rendered(ctx, found), total, window)
@@ -65,7 +61,7 @@ async def get_branch(ctx: Ctx) -> entities.BranchV4:
 
     def read() -> list[branches.Listed]:
         info = branches.tip(ctx.rt, ctx.project_row, name)
-        return branches.listed(ctx.rt, ctx.project_row, [(name, info)], protected, ctx.access, _admin(ctx))
+        return branches.listed(ctx.rt, ctx.project_row, [(name, info)], protected, ctx.access, ctx.by_admin)
 
     return _rendered(ctx, await ctx.off_loop(read))[0]
 
@@ -81,7 +77,7 @@ def create_branch(ctx: Ctx) -> entities.BranchV4:
     name = ctx.args["branch"]
     created = branches.create(ctx.session, ctx.rt, ctx.project, ctx.actor, name, ctx.args["ref"], access=ctx.access)
     protected = protected_branches.protections(ctx.session, ctx.project)
-    found = branches.listed(ctx.rt, ctx.project_row, [(name, created.commit)], protected, ctx.access, _admin(ctx))
+    found = branches.listed(ctx.rt, ctx.project_row, [(name, created.commit)], protected, ctx.access, ctx.by_admin)
     return _rendered(ctx, found)[0]
 
 

@@ -205,7 +205,7 @@ async def _pick(ctx: Ctx, revert: bool) -> entities.Commit | Reply[DryRun]:
     branch = ctx.args["branch"]
     info = await ctx.off_loop(repository.commit, ctx.rt, ctx.project_row, ctx.path_params["sha"])
     protection = (await protected_branches.read_protections(ctx.rt.db, ctx.project_id)).get(branch)
-    files.check_push(ctx.access, branch, protection, admin=bool(ctx.actor.is_admin))
+    files.check_push(ctx.access, branch, protection, admin=ctx.by_admin)
     if ctx.args.get("dry_run"):
         await ctx.off_loop(files.try_pick, ctx.rt, ctx.project_row, ctx.actor, info.id, branch, revert)
         return Reply({"dry_run": "success"}, status=200)

@@ -38,7 +38,7 @@ async def commit_to_branch(ctx: Ctx, branch: str, changes: list[Change], *, star
     """Commit CHANGES on BRANCH as the caller, checked as a push of it, git in a worker thread; the
     push is recorded in the request's transaction."""
     protection = (await protected_branches.read_protections(ctx.rt.db, ctx.project_id)).get(branch)
-    files.check_push(ctx.access, branch, protection, admin=bool(ctx.actor.is_admin))
+    files.check_push(ctx.access, branch, protection, admin=ctx.by_admin)
     work = functools.partial(files.commit_changes, ctx.rt, ctx.project_row, ctx.actor, branch, changes,
                              start=start, message=message, author=author)  # fmt: skip
     moved = await ctx.off_loop(work)

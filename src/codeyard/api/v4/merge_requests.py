@@ -164,7 +164,7 @@ def _full(ctx: Ctx, parts, changes_count: int | None = None, refs=None, can_merg
 
 def _may_merge(ctx: Ctx, row, protections) -> bool:
     return ctx.actor is not None and row.state in ("opened", "reopened") and merge_accept.may_merge_under(
-        protections, ctx.access, row.target_branch, bool(ctx.actor.is_admin)
+        protections, ctx.access, row.target_branch, ctx.by_admin
     )
 
 

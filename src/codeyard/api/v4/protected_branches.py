@@ -74,5 +74,5 @@ def change_protection(ctx: Ctx) -> entities.ProtectedBranchV4:
 
 @routes.delete(PROTECTED + "/*name", guards=ADMIN, status=204, summary="Unprotect a branch")
 def unprotect(ctx: Ctx) -> None:
-    admin = bool(ctx.actor is not None and ctx.actor.is_admin)
+    admin = ctx.by_admin
     protected_branches.remove(ctx.session, ctx.project_row, ctx.path_params["name"], ctx.access, admin)

@@ -64,7 +64,7 @@ def current_user(ctx: Ctx) -> entities.UserV4:
 )
 async def list_users(ctx: Ctx) -> paging.Page[entities.UserV4 | entities.UserV4Basic]:
     window = paging.window(ctx)
-    admin = ctx.actor is not None and ctx.actor.is_admin
+    admin = ctx.by_admin
     # GitLab reads order_by and sort from admins only; everyone else gets the newest first.
     order = (ctx.args.get("order_by", "id"), ctx.args.get("sort", "desc") == "desc") if admin else ("id", True)
     total, rows = await users.read_directory(
@@ -88,7 +88,7 @@ async def list_users(ctx: Ctx) -> paging.Page[entities.UserV4 | entities.UserV4B
 @routes.get("/users/:id", auth="optional", guards=(users_guard(not_found),), summary="A single user (the full record for admins)")
 async def get_user(ctx: Ctx) -> entities.UserV4 | entities.UserV4Public:
     row = await users.read_record(ctx.rt.db, ctx.path_int("id", not_found=not_found), missing=not_found)
-    if ctx.actor is not None and ctx.actor.is_admin:
+    if ctx.by_admin:
         return entities.user_self(row, ctx.view, users.caller_can_create_project(row))
     return entities.user_public(row, ctx.view)
 
