@@ -149,7 +149,7 @@ class CodeyardApp:
             ctx.actor = auth.authenticate(ctx)
             if ctx.actor is None and (route.auth == "required" or auth.refuses_a_bad_credential(ctx)):
                 raise Unauthorized()
-        if route.admin and not (ctx.by_admin):
+        if route.admin and not ctx.by_admin:
             raise Forbidden() if ctx.actor is not None else Unauthorized()
         for guard in route.guards:
             outcome = guard(ctx)
